@@ -1,0 +1,1 @@
+//! Binary encoding and decoding of PostgreSQL types.

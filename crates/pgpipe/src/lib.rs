@@ -1,0 +1,1 @@
+//! pgpipe client.
