@@ -1,1 +1,50 @@
-//! pgpipe client.
+//! pgpipe: a pipelined, binary-protocol PostgreSQL client for tokio.
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), pgpipe::Error> {
+//! let client = pgpipe::connect("postgres://app:secret@localhost/app").await?;
+//!
+//! client.batch_execute("CREATE TEMP TABLE kv (k text PRIMARY KEY, v int8)").await?;
+//! client.execute("INSERT INTO kv VALUES ($1, $2)", ("answer", 42i64)).await?;
+//!
+//! let row = client.query_one("SELECT v FROM kv WHERE k = $1", ("answer",)).await?;
+//! let v: i64 = row.get("v");
+//! assert_eq!(v, 42);
+//! # Ok(()) }
+//! ```
+//!
+//! A [`Client`] is cheap to clone; all clones share one connection and their
+//! requests are pipelined: sent together, answered in order, each isolated
+//! from the others' errors.
+
+#![warn(missing_docs)]
+
+mod client;
+#[path = "/tmp/pgstub/config.rs"] pub mod config;
+mod connect;
+mod connection;
+mod error;
+mod query;
+mod row;
+mod shared;
+mod simple_query;
+mod slot;
+mod socket;
+mod startup;
+mod statement;
+
+pub use client::Client;
+pub use config::{Config, Host, LoadBalanceHosts, QueryMode, SslMode, TargetSessionAttrs};
+pub use connect::{connect, connect_with_driver};
+pub use connection::Connection;
+pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};
+pub use query::{StatementRef, ToStatement};
+pub use row::{Column, Row, RowIndex};
+pub use simple_query::{SimpleQueryMessage, SimpleQueryRow};
+pub use statement::Statement;
+
+/// The type system: encode/decode traits, parameter lists and type identities.
+pub mod types {
+    pub use pgpipe_types::*;
+}
+pub use pgpipe_types::{Decode, Encode, Params, Type};

@@ -1,0 +1,51 @@
+//! `bool`.
+
+use bytes::{BufMut, BytesMut};
+
+use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type};
+
+impl StaticType for bool {
+    const TYPE_OID: Oid = 16;
+}
+
+impl Encode for bool {
+    fn type_oid(&self) -> Oid {
+        16
+    }
+    fn accepts(&self, ty: &Type) -> bool {
+        *ty == Type::BOOL
+    }
+    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+        buf.put_u8(*self as u8);
+        Ok(IsNull::No)
+    }
+}
+
+impl<'a> Decode<'a> for bool {
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::BOOL
+    }
+    fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
+        match raw {
+            [0] => Ok(false),
+            [1] => Ok(true),
+            _ => Err(format!("invalid binary bool value {raw:?}").into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_garbage() {
+        let mut buf = BytesMut::new();
+        true.encode(&mut buf).unwrap();
+        false.encode(&mut buf).unwrap();
+        assert_eq!(&buf[..], &[1, 0]);
+        assert!(bool::decode(&Type::BOOL, &[1]).unwrap());
+        assert!(bool::decode(&Type::BOOL, &[2]).is_err());
+        assert!(bool::decode(&Type::BOOL, &[]).is_err());
+    }
+}

@@ -1,0 +1,76 @@
+//! `bytea`.
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type};
+
+macro_rules! bytea_encode {
+    ($($t:ty),*) => {$(
+        impl StaticType for $t {
+            const TYPE_OID: Oid = 17;
+        }
+        impl Encode for $t {
+            fn type_oid(&self) -> Oid {
+                17
+            }
+            fn accepts(&self, ty: &Type) -> bool {
+                *ty == Type::BYTEA
+            }
+            fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+                buf.put_slice(self.as_ref());
+                Ok(IsNull::No)
+            }
+        }
+    )*};
+}
+
+bytea_encode!([u8], Vec<u8>, Bytes);
+
+impl<const N: usize> StaticType for [u8; N] {
+    const TYPE_OID: Oid = 17;
+}
+
+impl<const N: usize> Encode for [u8; N] {
+    fn type_oid(&self) -> Oid {
+        17
+    }
+    fn accepts(&self, ty: &Type) -> bool {
+        *ty == Type::BYTEA
+    }
+    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+        buf.put_slice(self);
+        Ok(IsNull::No)
+    }
+}
+
+impl<'a> Decode<'a> for &'a [u8] {
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::BYTEA
+    }
+    fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
+        Ok(raw)
+    }
+}
+
+impl<'a> Decode<'a> for Vec<u8> {
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::BYTEA
+    }
+    fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
+        Ok(raw.to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_byte_values_round_trip() {
+        let all: Vec<u8> = (0..=255).collect();
+        let mut buf = BytesMut::new();
+        all.encode(&mut buf).unwrap();
+        assert_eq!(Vec::<u8>::decode(&Type::BYTEA, &buf).unwrap(), all);
+        assert!(!<Vec<u8> as Decode>::accepts(&Type::TEXT));
+    }
+}

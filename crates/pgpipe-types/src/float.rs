@@ -1,0 +1,87 @@
+//! `float4` and `float8`. NaN, infinities and -0.0 travel bit-exact.
+
+use bytes::{BufMut, BytesMut};
+
+use crate::error::wrong_length;
+use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type};
+
+impl StaticType for f32 {
+    const TYPE_OID: Oid = 700;
+}
+
+impl StaticType for f64 {
+    const TYPE_OID: Oid = 701;
+}
+
+impl Encode for f32 {
+    fn type_oid(&self) -> Oid {
+        700
+    }
+    fn accepts(&self, ty: &Type) -> bool {
+        *ty == Type::FLOAT4
+    }
+    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+        buf.put_f32(*self);
+        Ok(IsNull::No)
+    }
+}
+
+impl Encode for f64 {
+    fn type_oid(&self) -> Oid {
+        701
+    }
+    fn accepts(&self, ty: &Type) -> bool {
+        *ty == Type::FLOAT8
+    }
+    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+        buf.put_f64(*self);
+        Ok(IsNull::No)
+    }
+}
+
+impl<'a> Decode<'a> for f32 {
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::FLOAT4
+    }
+    fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
+        let bytes: [u8; 4] = raw.try_into().map_err(|_| wrong_length("float4", 4, raw.len()))?;
+        Ok(f32::from_be_bytes(bytes))
+    }
+}
+
+impl<'a> Decode<'a> for f64 {
+    // float4 widens to float8 exactly, so accepting it loses nothing.
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::FLOAT8 || *ty == Type::FLOAT4
+    }
+    fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
+        if *ty == Type::FLOAT4 {
+            return f32::decode(ty, raw).map(f64::from);
+        }
+        let bytes: [u8; 8] = raw.try_into().map_err(|_| wrong_length("float8", 8, raw.len()))?;
+        Ok(f64::from_be_bytes(bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_values_are_bit_exact() {
+        for v in [0.0f64, -0.0, 1.5, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::MIN_POSITIVE] {
+            let mut buf = BytesMut::new();
+            v.encode(&mut buf).unwrap();
+            assert_eq!(f64::decode(&Type::FLOAT8, &buf).unwrap().to_bits(), v.to_bits());
+        }
+        let mut buf = BytesMut::new();
+        f32::NAN.encode(&mut buf).unwrap();
+        assert!(f64::decode(&Type::FLOAT4, &buf).unwrap().is_nan());
+    }
+
+    #[test]
+    fn wrong_length() {
+        assert!(f32::decode(&Type::FLOAT4, &[0; 8]).is_err());
+        assert!(f64::decode(&Type::FLOAT8, &[0; 4]).is_err());
+    }
+}

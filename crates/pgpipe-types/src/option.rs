@@ -1,0 +1,60 @@
+//! `Option<T>` is SQL NULL for `None`, both ways.
+
+use bytes::BytesMut;
+
+use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type};
+
+impl<T: Encode + StaticType> Encode for Option<T> {
+    fn type_oid(&self) -> Oid {
+        T::TYPE_OID
+    }
+    fn accepts(&self, ty: &Type) -> bool {
+        match self {
+            Some(v) => v.accepts(ty),
+            // NULL fits any parameter type, but a typed None should still
+            // match its declared type to catch mistakes in the parameter list.
+            None => T::TYPE_OID == ty.oid() || T::TYPE_OID == 0,
+        }
+    }
+    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+        match self {
+            Some(v) => v.encode(buf),
+            None => Ok(IsNull::Yes),
+        }
+    }
+    fn rust_type(&self) -> &'static str {
+        std::any::type_name::<Self>()
+    }
+}
+
+impl<T: StaticType> StaticType for Option<T> {
+    const TYPE_OID: Oid = T::TYPE_OID;
+}
+
+impl<'a, T: Decode<'a>> Decode<'a> for Option<T> {
+    fn accepts(ty: &Type) -> bool {
+        T::accepts(ty)
+    }
+    fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
+        T::decode(ty, raw).map(Some)
+    }
+    fn decode_null(_: &Type) -> Result<Self, BoxError> {
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_both_ways() {
+        let mut buf = BytesMut::new();
+        assert_eq!(None::<i32>.encode(&mut buf).unwrap(), IsNull::Yes);
+        assert!(buf.is_empty());
+        assert_eq!(None::<i32>.type_oid(), 23);
+        assert_eq!(Option::<i32>::decode_opt(&Type::INT4, None).unwrap(), None);
+        assert!(i32::decode_opt(&Type::INT4, None).is_err());
+        assert_eq!(Option::<&str>::decode_opt(&Type::TEXT, Some(b"x")).unwrap(), Some("x"));
+    }
+}

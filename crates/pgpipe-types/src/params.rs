@@ -1,0 +1,194 @@
+//! Parameter lists: tuples for statically known lists, slices for lists
+//! built at run time.
+
+use pgpipe_proto::frontend::ParamWriter;
+use pgpipe_proto::EncodeError;
+
+use crate::{Encode, Oid, Type};
+
+/// A list of query parameters.
+///
+/// Implemented for `()`, tuples of up to 16 [`Encode`] values, and slices,
+/// arrays and `Vec`s of one `Encode` type (including
+/// `&(dyn Encode + Sync)` for mixed types built at run time).
+///
+/// ```
+/// use pgpipe_types::{Encode, Params};
+///
+/// assert_eq!((1i32, "two", Some(3.0f64)).len(), 3);
+/// let dynamic: Vec<&(dyn Encode + Sync)> = vec![&1i64, &"x"];
+/// assert_eq!(dynamic.len(), 2);
+/// ```
+pub trait Params {
+    /// Number of parameters.
+    fn len(&self) -> usize;
+
+    /// Whether there are no parameters.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls `f` with the OID each parameter declares (see [`Encode::type_oid`]).
+    fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R;
+
+    /// Checks each value against a prepared statement's parameter types.
+    /// On a mismatch returns `(index, Rust type name)`.
+    fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)>;
+
+    /// Writes every value through the Bind message's parameter writer.
+    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError>;
+}
+
+impl<P: Params + ?Sized> Params for &P {
+    fn len(&self) -> usize {
+        (**self).len()
+    }
+    fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
+        (**self).with_type_oids(f)
+    }
+    fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
+        (**self).check_types(types)
+    }
+    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
+        (**self).encode(writer)
+    }
+}
+
+fn check_slice<E: Encode>(values: &[E], types: &[Type]) -> Result<(), (usize, &'static str)> {
+    for (i, (v, ty)) in values.iter().zip(types).enumerate() {
+        if !v.accepts(ty) {
+            return Err((i, v.rust_type()));
+        }
+    }
+    Ok(())
+}
+
+fn encode_slice<E: Encode>(values: &[E], writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
+    for v in values {
+        writer.write(|buf| v.encode(buf))?;
+    }
+    Ok(())
+}
+
+impl<E: Encode> Params for [E] {
+    fn len(&self) -> usize {
+        <[E]>::len(self)
+    }
+    fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
+        // Runtime-built lists are the flexible path; one small allocation
+        // for a first-time Parse is acceptable here.
+        let oids: Vec<Oid> = self.iter().map(Encode::type_oid).collect();
+        f(&oids)
+    }
+    fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
+        check_slice(self, types)
+    }
+    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
+        encode_slice(self, writer)
+    }
+}
+
+impl<E: Encode> Params for Vec<E> {
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+    fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
+        self.as_slice().with_type_oids(f)
+    }
+    fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
+        check_slice(self, types)
+    }
+    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
+        encode_slice(self, writer)
+    }
+}
+
+impl<E: Encode, const N: usize> Params for [E; N] {
+    fn len(&self) -> usize {
+        N
+    }
+    fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
+        let oids: [Oid; N] = std::array::from_fn(|i| self[i].type_oid());
+        f(&oids)
+    }
+    fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
+        check_slice(self, types)
+    }
+    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
+        encode_slice(self, writer)
+    }
+}
+
+macro_rules! tuple_params {
+    ($n:literal; $($idx:tt $T:ident),*) => {
+        impl<$($T: Encode),*> Params for ($($T,)*) {
+            fn len(&self) -> usize {
+                $n
+            }
+            #[allow(unused_variables)]
+            fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
+                let oids: [Oid; $n] = [$(self.$idx.type_oid()),*];
+                f(&oids)
+            }
+            #[allow(unused_variables)]
+            fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
+                $(
+                    if let Some(ty) = types.get($idx) {
+                        if !self.$idx.accepts(ty) {
+                            return Err(($idx, self.$idx.rust_type()));
+                        }
+                    }
+                )*
+                Ok(())
+            }
+            #[allow(unused_variables)]
+            fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
+                $(writer.write(|buf| self.$idx.encode(buf))?;)*
+                Ok(())
+            }
+        }
+    };
+}
+
+tuple_params!(0;);
+tuple_params!(1; 0 A);
+tuple_params!(2; 0 A, 1 B);
+tuple_params!(3; 0 A, 1 B, 2 C);
+tuple_params!(4; 0 A, 1 B, 2 C, 3 D);
+tuple_params!(5; 0 A, 1 B, 2 C, 3 D, 4 E);
+tuple_params!(6; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F);
+tuple_params!(7; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G);
+tuple_params!(8; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H);
+tuple_params!(9; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I);
+tuple_params!(10; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J);
+tuple_params!(11; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K);
+tuple_params!(12; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L);
+tuple_params!(13; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M);
+tuple_params!(14; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N);
+tuple_params!(15; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N, 14 O);
+tuple_params!(16; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N, 14 O, 15 P);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tuple_oids_and_checks() {
+        let p = (1i32, "x", None::<i64>);
+        assert_eq!(p.len(), 3);
+        p.with_type_oids(|oids| assert_eq!(oids, &[23, 25, 20]));
+        assert!(p.check_types(&[Type::INT4, Type::TEXT, Type::INT8]).is_ok());
+        let (idx, name) = p.check_types(&[Type::INT8, Type::TEXT, Type::INT8]).unwrap_err();
+        assert_eq!(idx, 0);
+        assert_eq!(name, "i32");
+        assert_eq!(().len(), 0);
+    }
+
+    #[test]
+    fn dynamic_lists() {
+        let v: Vec<&(dyn Encode + Sync)> = vec![&1i16, &"a"];
+        v.with_type_oids(|oids| assert_eq!(oids, &[21, 25]));
+        let arr = [1i64, 2, 3];
+        arr.with_type_oids(|oids| assert_eq!(oids, &[20, 20, 20]));
+    }
+}

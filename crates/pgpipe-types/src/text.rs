@@ -1,0 +1,101 @@
+//! `text`, `varchar`, `bpchar`, `name` (and other types whose binary form is
+//! their UTF-8 text, such as `xml` and `json`, for decoding).
+
+use bytes::{BufMut, BytesMut};
+
+use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type};
+
+/// Types that a Rust string may be sent as or read from.
+fn is_text(ty: &Type) -> bool {
+    matches!(*ty, Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN)
+        // citext and other extension text types have no fixed OID; they are
+        // recognised by name once the type registry lands.
+        || *ty == Type::XML
+        || *ty == Type::JSON
+}
+
+impl StaticType for str {
+    const TYPE_OID: Oid = 25;
+}
+
+impl StaticType for String {
+    const TYPE_OID: Oid = 25;
+}
+
+impl Encode for str {
+    fn type_oid(&self) -> Oid {
+        25
+    }
+    fn accepts(&self, ty: &Type) -> bool {
+        is_text(ty)
+    }
+    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+        buf.put_slice(self.as_bytes());
+        Ok(IsNull::No)
+    }
+}
+
+impl Encode for String {
+    fn type_oid(&self) -> Oid {
+        25
+    }
+    fn accepts(&self, ty: &Type) -> bool {
+        is_text(ty)
+    }
+    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+        self.as_str().encode(buf)
+    }
+}
+
+impl<'a> Decode<'a> for &'a str {
+    fn accepts(ty: &Type) -> bool {
+        is_text(ty)
+    }
+    fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
+        std::str::from_utf8(raw).map_err(|e| format!("invalid UTF-8 in {ty} value: {e}").into())
+    }
+}
+
+impl<'a> Decode<'a> for String {
+    fn accepts(ty: &Type) -> bool {
+        is_text(ty)
+    }
+    fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
+        <&str>::decode(ty, raw).map(str::to_owned)
+    }
+}
+
+impl<'a> Decode<'a> for Box<str> {
+    fn accepts(ty: &Type) -> bool {
+        is_text(ty)
+    }
+    fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
+        <&str>::decode(ty, raw).map(Box::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn borrowed_decode_does_not_copy() {
+        let raw = "héllo".as_bytes();
+        let s = <&str>::decode(&Type::TEXT, raw).unwrap();
+        assert_eq!(s.as_ptr(), raw.as_ptr());
+    }
+
+    #[test]
+    fn invalid_utf8_is_an_error() {
+        let err = String::decode(&Type::TEXT, &[0xff, 0xfe]).unwrap_err();
+        assert!(err.to_string().contains("invalid UTF-8 in text value"), "{err}");
+    }
+
+    #[test]
+    fn accepts_text_family_only() {
+        assert!(<String as Decode>::accepts(&Type::VARCHAR));
+        assert!(<&str as Decode>::accepts(&Type::NAME));
+        assert!(!<String as Decode>::accepts(&Type::INT4));
+        assert!(!<String as Decode>::accepts(&Type::BYTEA));
+    }
+}

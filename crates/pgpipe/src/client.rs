@@ -1,0 +1,299 @@
+//! The `Client`: a cheap, cloneable handle that any number of tasks share.
+
+use std::sync::Arc;
+
+use pgpipe_proto::backend::{tag, Message};
+use pgpipe_proto::frontend::{self, Target};
+use pgpipe_types::{Params, Type};
+
+use crate::error::{DbError, ErrorKind};
+use crate::query::{encode_error, read_response, send_query, ToStatement};
+use crate::row::{Column, Row};
+use crate::shared::Shared;
+use crate::simple_query::{read_simple, SimpleQueryMessage};
+use crate::startup::message_name;
+use crate::statement::Statement;
+use crate::Error;
+
+struct Inner {
+    shared: Arc<Shared>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.shared.terminate();
+    }
+}
+
+/// A connection to PostgreSQL.
+///
+/// Clone it freely and use it from any number of tasks at once: requests
+/// from all clones are pipelined on the one connection, each with its own
+/// Sync, so a failing query never affects another. The connection is closed
+/// (Terminate) when the last clone is dropped or [`close`](Client::close) is
+/// called.
+///
+/// # Cancel safety
+///
+/// Every future returned by a `Client` method may be dropped at any await
+/// point. The request may still run on the server (it may already have been
+/// sent), but the connection stays correct: the driver consumes and discards
+/// the rest of its response, and the next query gets its own answer.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl Client {
+    pub(crate) fn new(shared: Arc<Shared>) -> Client {
+        Client {
+            inner: Arc::new(Inner { shared }),
+        }
+    }
+
+    fn shared(&self) -> &Arc<Shared> {
+        &self.inner.shared
+    }
+
+    /// Runs a statement and returns all its rows.
+    ///
+    /// `statement` is SQL text or a [`Statement`]; `params` is a tuple of
+    /// values (`(id, "name")`, or `()` for none) or a slice. SQL text costs
+    /// one round trip: parameter types come from the Rust values, results
+    /// come back in binary.
+    ///
+    /// ```no_run
+    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// let rows = client
+    ///     .query("SELECT id, email FROM users WHERE id > $1 ORDER BY id", (10i64,))
+    ///     .await?;
+    /// for row in &rows {
+    ///     let id: i64 = row.get("id");
+    ///     let email: Option<&str> = row.get("email");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn query<S, P>(&self, statement: &S, params: P) -> Result<Vec<Row>, Error>
+    where
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let (mut responses, columns) = send_query(self.shared(), statement.to_statement(), &params)?;
+        drop(params);
+        let mut rows = Vec::new();
+        read_response(self.shared(), &mut responses, columns, |row| rows.push(row)).await?;
+        Ok(rows)
+    }
+
+    /// Runs a statement that must return exactly one row.
+    ///
+    /// Zero rows or more than one is an error of kind
+    /// [`ErrorKind::RowCount`] that says how many came back.
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn query_one<S, P>(&self, statement: &S, params: P) -> Result<Row, Error>
+    where
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let rows = self.query(statement, params).await?;
+        match <[Row; 1]>::try_from(rows) {
+            Ok([row]) => Ok(row),
+            Err(rows) => Err(Error::new(
+                ErrorKind::RowCount,
+                format!("query_one: expected exactly one row, the query returned {}", rows.len()),
+            )),
+        }
+    }
+
+    /// Runs a statement that returns at most one row.
+    ///
+    /// More than one row is an error of kind [`ErrorKind::RowCount`].
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn query_opt<S, P>(&self, statement: &S, params: P) -> Result<Option<Row>, Error>
+    where
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let mut rows = self.query(statement, params).await?;
+        match rows.len() {
+            0 => Ok(None),
+            1 => Ok(rows.pop()),
+            n => Err(Error::new(
+                ErrorKind::RowCount,
+                format!("query_opt: expected at most one row, the query returned {n}"),
+            )),
+        }
+    }
+
+    /// Runs a statement and returns the number of rows it affected (for
+    /// INSERT, UPDATE, DELETE, MERGE, COPY) or returned (SELECT); 0 for
+    /// other commands. Rows it returns are discarded without being decoded.
+    ///
+    /// ```no_run
+    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// let n = client.execute("UPDATE users SET active = $1 WHERE id < $2", (false, 100i64)).await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn execute<S, P>(&self, statement: &S, params: P) -> Result<u64, Error>
+    where
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let (mut responses, columns) = send_query(self.shared(), statement.to_statement(), &params)?;
+        drop(params);
+        read_response(self.shared(), &mut responses, columns, drop).await
+    }
+
+    /// Prepares a named statement on the server, letting the server infer
+    /// every parameter type. See [`prepare_typed`](Self::prepare_typed).
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn prepare(&self, sql: &str) -> Result<Statement, Error> {
+        self.prepare_typed(sql, &[]).await
+    }
+
+    /// Prepares a named statement, declaring the types of the first
+    /// `types.len()` parameters. The returned [`Statement`] knows its
+    /// parameter and column types, so values are checked before they are
+    /// sent. The statement is closed on the server when dropped.
+    ///
+    /// ```no_run
+    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// let stmt = client.prepare("SELECT name FROM users WHERE id = $1").await?;
+    /// let row = client.query_one(&stmt, (7i32,)).await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn prepare_typed(&self, sql: &str, types: &[Type]) -> Result<Statement, Error> {
+        let name = self.shared().next_statement_name();
+        let oids: Vec<u32> = types.iter().map(Type::oid).collect();
+        let mut responses = self.shared().send(|enc, buf| {
+            enc.parse(&name, sql, &oids, buf).map_err(encode_error)?;
+            enc.describe(Target::Statement, &name, buf).map_err(encode_error)?;
+            frontend::sync(buf);
+            Ok(())
+        })?;
+        let mut params = Vec::new();
+        let mut columns: Arc<[Column]> = Arc::from(Vec::new());
+        let mut error = None;
+        loop {
+            let (tag, body) = responses.next_raw().await?;
+            if tag == tag::READY_FOR_QUERY {
+                break;
+            }
+            match Message::parse(tag, body) {
+                Ok(Message::ParseComplete) | Ok(Message::NoData) => {}
+                Ok(Message::ParameterDescription(desc)) => params = desc.types().map(Type::from_oid).collect(),
+                Ok(Message::RowDescription(desc)) => {
+                    columns = desc.fields().map(|f| Column::from_field(&f)).collect();
+                }
+                Ok(Message::ErrorResponse(fields)) => {
+                    error.get_or_insert(DbError::parse(&fields).map(Error::db).unwrap_or_else(Error::protocol));
+                }
+                Ok(other) => {
+                    error.get_or_insert_with(|| {
+                        Error::protocol(format!("unexpected {} while preparing", message_name(&other)))
+                    });
+                }
+                Err(e) => {
+                    error.get_or_insert_with(|| Error::protocol(e.to_string()));
+                }
+            }
+        }
+        match error {
+            Some(e) if e.kind() == ErrorKind::Protocol => Err(self.shared().abort(e)),
+            Some(e) => Err(e),
+            None => Ok(Statement::new(name, sql.to_owned(), params, columns, self.shared())),
+        }
+    }
+
+    /// Runs SQL text through the simple-query protocol: several statements
+    /// separated by `;` are allowed, no parameters, every value comes back
+    /// as text. Execution stops at the first failing statement; unless the
+    /// text has explicit transaction control, the statements run in one
+    /// implicit transaction.
+    ///
+    /// ```no_run
+    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// use pgpipe::SimpleQueryMessage;
+    /// for msg in client.simple_query("SELECT 1 AS one; SELECT 'two'").await? {
+    ///     if let SimpleQueryMessage::Row(row) = msg {
+    ///         println!("{:?}", row.get(0));
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn simple_query(&self, sql: &str) -> Result<Vec<SimpleQueryMessage>, Error> {
+        let mut responses = self
+            .shared()
+            .send(|enc, buf| enc.query(sql, buf).map_err(encode_error))?;
+        read_simple(self.shared(), &mut responses).await
+    }
+
+    /// Runs SQL text (several statements allowed) and discards any rows:
+    /// for schema set-up, migrations and the like.
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn batch_execute(&self, sql: &str) -> Result<(), Error> {
+        self.simple_query(sql).await.map(drop)
+    }
+
+    /// Sets a callback for notices (NoticeResponse: warnings, `RAISE NOTICE`,
+    /// ...). Notices are also logged through `tracing` under the target
+    /// `pgpipe::notice`.
+    pub fn on_notice(&self, handler: impl Fn(&DbError) + Send + Sync + 'static) {
+        *self
+            .shared()
+            .notice_handler
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(handler));
+    }
+
+    /// The current value of a server parameter reported by ParameterStatus
+    /// (`server_version`, `TimeZone`, `client_encoding`, `application_name`,
+    /// `is_superuser`, ...).
+    pub fn parameter(&self, name: &str) -> Option<String> {
+        self.shared().parameter(name)
+    }
+
+    /// The backend process ID serving this connection.
+    pub fn backend_pid(&self) -> i32 {
+        self.shared().process_id
+    }
+
+    /// Whether the connection can no longer run queries.
+    pub fn is_closed(&self) -> bool {
+        self.shared().is_closed()
+    }
+
+    /// Closes the connection (sends Terminate) for every clone of this
+    /// client. Requests already sent still get their answers; later ones fail
+    /// with a closed error.
+    pub fn close(&self) {
+        self.shared().terminate();
+    }
+
+    #[doc(hidden)]
+    pub fn secret_key(&self) -> i32 {
+        self.shared().secret_key
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("backend_pid", &self.backend_pid())
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+

@@ -1,0 +1,195 @@
+//! Opening a connection: resolve the configuration, reach a host, run the
+//! handshake, start the driver.
+
+use std::sync::Arc;
+
+use pgpipe_proto::backend::Decoder;
+use pgpipe_proto::frontend::Encoder;
+use tokio::net::{TcpStream, UnixStream};
+
+use crate::config::{Config, Host, ProcessEnvironment, ResolvedConfig, SslMode, TargetSessionAttrs, Target};
+use crate::connection::Connection;
+use crate::error::ErrorKind;
+use crate::shared::Shared;
+use crate::socket::Socket;
+use crate::startup::handshake;
+use crate::{Client, Error};
+
+/// Connects to the server described by `url` (a `postgres://` URL or a
+/// `key=value` conninfo string) and spawns the connection driver on the
+/// current tokio runtime.
+///
+/// Values missing from the string come from the `PG*` environment variables
+/// and `~/.pgpass`, as with libpq.
+///
+/// ```no_run
+/// # async fn f() -> Result<(), pgpipe::Error> {
+/// let client = pgpipe::connect("postgres://app:secret@localhost/app").await?;
+/// let row = client.query_one("SELECT $1::int4 + 1", (41i32,)).await?;
+/// assert_eq!(row.get::<i32, _>(0), 42);
+/// # Ok(()) }
+/// ```
+///
+/// # Panics
+///
+/// Outside a tokio runtime (it spawns the driver); use
+/// [`connect_with_driver`] to run the driver yourself.
+pub async fn connect(url: &str) -> Result<Client, Error> {
+    Config::parse(url).map_err(Error::config)?.connect().await
+}
+
+/// Like [`connect`], but returns the connection driver instead of spawning
+/// it: poll it (e.g. spawn it on your executor) for the client to work.
+pub async fn connect_with_driver(url: &str) -> Result<(Client, Connection), Error> {
+    Config::parse(url).map_err(Error::config)?.connect_with_driver().await
+}
+
+impl Config {
+    /// Connects and spawns the driver on the current tokio runtime. See
+    /// [`connect`].
+    pub async fn connect(&self) -> Result<Client, Error> {
+        let (client, connection) = self.connect_with_driver().await?;
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("connection closed with an error: {e}");
+            }
+        });
+        Ok(client)
+    }
+
+    /// Connects and returns the driver for you to poll. See
+    /// [`connect_with_driver`].
+    pub async fn connect_with_driver(&self) -> Result<(Client, Connection), Error> {
+        let resolved = self.resolve(&ProcessEnvironment).map_err(Error::config)?;
+        check_supported(&resolved)?;
+        let mut failures = Vec::new();
+        for target in &resolved.targets {
+            match connect_target(&resolved, target).await {
+                Ok(pair) => return Ok(pair),
+                Err(e) => failures.push(e),
+            }
+        }
+        Err(combine(failures))
+    }
+}
+
+fn check_supported(config: &ResolvedConfig) -> Result<(), Error> {
+    if matches!(config.ssl_mode, SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull) {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!(
+                "sslmode={:?} needs TLS, which this version of pgpipe does not support yet; \
+                 use sslmode=disable or prefer",
+                config.ssl_mode
+            ),
+        ));
+    }
+    if config.target_session_attrs != TargetSessionAttrs::Any {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!(
+                "target_session_attrs={:?} is not supported yet; only \"any\" is",
+                config.target_session_attrs
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn describe(target: &Target) -> String {
+    match &target.host {
+        Host::Tcp(h) if h.contains(':') => format!("[{h}]:{}", target.port),
+        Host::Tcp(h) => format!("{h}:{}", target.port),
+        Host::Unix(dir) => format!("{}/.s.PGSQL.{}", dir.display(), target.port),
+    }
+}
+
+async fn connect_target(config: &ResolvedConfig, target: &Target) -> Result<(Client, Connection), Error> {
+    let where_ = describe(target);
+    let attempt = async {
+        let mut socket = open_socket(config, target).await?;
+        let encoder = Encoder::default();
+        let decoder = Decoder::new(config.max_message_size);
+        let session = handshake(&mut socket, config, target.password.as_deref(), encoder, decoder).await?;
+        let shared = Arc::new(Shared::new(
+            encoder,
+            session.process_id,
+            session.secret_key,
+            session.parameters,
+        ));
+        let connection = Connection::new(socket, shared.clone(), decoder, session.leftover);
+        Ok::<_, Error>((Client::new(shared), connection))
+    };
+    let result = match config.connect_timeout {
+        Some(limit) if !limit.is_zero() => match tokio::time::timeout(limit, attempt).await {
+            Ok(r) => r,
+            Err(_) => Err(Error::new(
+                ErrorKind::Timeout,
+                format!("connecting timed out after {limit:?} (connect_timeout)"),
+            )),
+        },
+        _ => attempt.await,
+    };
+    result.map_err(|e| e.context(format!("could not connect to {where_}")))
+}
+
+async fn open_socket(config: &ResolvedConfig, target: &Target) -> Result<Socket, Error> {
+    match &target.host {
+        Host::Unix(dir) => {
+            let path = dir.join(format!(".s.PGSQL.{}", target.port));
+            let stream = UnixStream::connect(&path)
+                .await
+                .map_err(|e| Error::new(ErrorKind::Connect, "").with_source(e))?;
+            Ok(Socket::Unix(stream))
+        }
+        Host::Tcp(host) => {
+            let addrs = tokio::net::lookup_host((host.as_str(), target.port))
+                .await
+                .map_err(|e| Error::new(ErrorKind::Connect, "resolving the host name").with_source(e))?;
+            let mut last = None;
+            for addr in addrs {
+                match TcpStream::connect(addr).await {
+                    Ok(stream) => {
+                        configure_tcp(&stream, config)?;
+                        return Ok(Socket::Tcp(stream));
+                    }
+                    Err(e) => last = Some(Error::new(ErrorKind::Connect, "").with_source(e).context(addr)),
+                }
+            }
+            Err(last.unwrap_or_else(|| Error::new(ErrorKind::Connect, "the host name resolved to no address")))
+        }
+    }
+}
+
+fn configure_tcp(stream: &TcpStream, config: &ResolvedConfig) -> Result<(), Error> {
+    let sock_err = |e| Error::new(ErrorKind::Connect, "configuring the socket").with_source(e);
+    // Requests are already coalesced by the driver; Nagle would only add delay.
+    stream.set_nodelay(true).map_err(sock_err)?;
+    let sock = socket2::SockRef::from(stream);
+    if config.keepalives {
+        let mut keepalive = socket2::TcpKeepalive::new();
+        if let Some(idle) = config.keepalives_idle {
+            keepalive = keepalive.with_time(idle);
+        }
+        sock.set_tcp_keepalive(&keepalive).map_err(sock_err)?;
+    }
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Some(timeout) = config.tcp_user_timeout {
+        sock.set_tcp_user_timeout(Some(timeout)).map_err(sock_err)?;
+    }
+    Ok(())
+}
+
+/// One error for all the hosts that were tried.
+fn combine(mut failures: Vec<Error>) -> Error {
+    match failures.len() {
+        0 => Error::new(ErrorKind::Config, "no host to connect to"),
+        1 => failures.remove(0),
+        _ => {
+            let kind = failures.last().map(Error::kind).unwrap_or(ErrorKind::Connect);
+            let all: Vec<String> = failures.iter().map(ToString::to_string).collect();
+            Error::new(kind, format!("every host failed: {}", all.join("; ")))
+        }
+    }
+}
+

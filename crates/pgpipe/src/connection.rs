@@ -1,0 +1,345 @@
+//! The connection driver: the one task that owns the socket.
+//!
+//! Each poll it (1) takes every request queued since the last write together
+//! with their response slots, (2) writes until the socket would block,
+//! (3) reads as much as the socket has, and (4) routes the complete messages
+//! to the slots in FIFO order, one `Bytes` chunk per request per read.
+//! Asynchronous messages (notices, parameter changes, notifications) are
+//! handled here and never reach a caller.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{Buf, BytesMut};
+use pgpipe_proto::backend::{tag, Decoder, Message};
+use tokio::io::AsyncWrite;
+use tokio::time::Sleep;
+
+use crate::error::{DbError, ErrorKind};
+use crate::shared::Shared;
+use crate::slot::Slot;
+use crate::socket::Socket;
+use crate::Error;
+
+/// Bytes the driver asks the socket for at a time: large reads amortise the
+/// syscall over many responses.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// How long to wait for the server to hang up after Terminate.
+const TERMINATE_GRACE: Duration = Duration::from_secs(5);
+
+/// The future that drives one connection. [`crate::connect`] spawns it on
+/// the current tokio runtime; [`crate::connect_with_driver`] hands it to you
+/// to run on an executor of your choice. It completes when the client is
+/// closed (all handles dropped or [`crate::Client::close`]) or the connection
+/// fails; requests made after that fail with a closed error.
+#[must_use = "the connection does nothing unless it is polled"]
+pub struct Connection {
+    socket: Socket,
+    shared: Arc<Shared>,
+    decoder: Decoder,
+    read_buf: BytesMut,
+    out: BytesMut,
+    in_flight: VecDeque<Arc<Slot>>,
+    /// Set once Terminate is queued: bounds how long we wait for EOF.
+    grace: Option<Pin<Box<Sleep>>>,
+    finished: bool,
+}
+
+impl Connection {
+    pub(crate) fn new(socket: Socket, shared: Arc<Shared>, decoder: Decoder, read_buf: BytesMut) -> Connection {
+        Connection {
+            socket,
+            shared,
+            decoder,
+            read_buf,
+            out: BytesMut::new(),
+            in_flight: VecDeque::new(),
+            grace: None,
+            finished: false,
+        }
+    }
+
+    /// Takes queued requests; returns whether Terminate has been queued.
+    fn take_requests(&mut self, cx: &mut Context<'_>) -> Result<bool, Error> {
+        let mut q = self.shared.lock();
+        if let Some(reason) = &q.abort {
+            return Err(Error::protocol(reason.clone()));
+        }
+        match &q.driver_waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => q.driver_waker = Some(cx.waker().clone()),
+        }
+        if self.out.is_empty() && !q.write_buf.is_empty() {
+            // Swap rather than copy: the callers get our empty buffer (with its
+            // capacity) and we write theirs.
+            std::mem::swap(&mut self.out, &mut q.write_buf);
+            self.in_flight.extend(q.slots.drain(..));
+        }
+        Ok(q.terminating)
+    }
+
+    fn poll_write(&mut self, cx: &mut Context<'_>) -> Result<bool, Error> {
+        let mut progress = false;
+        while !self.out.is_empty() {
+            match Pin::new(&mut self.socket).poll_write(cx, &self.out) {
+                Poll::Ready(Ok(0)) => {
+                    return Err(Error::io(
+                        "writing to the server",
+                        std::io::ErrorKind::WriteZero.into(),
+                    ))
+                }
+                Poll::Ready(Ok(n)) => {
+                    self.out.advance(n);
+                    progress = true;
+                }
+                Poll::Ready(Err(e)) => return Err(Error::io("writing to the server", e)),
+                Poll::Pending => break,
+            }
+        }
+        if self.out.is_empty() {
+            // Reset to the start of the allocation so it is reused.
+            self.out.clear();
+        }
+        Ok(progress)
+    }
+
+    /// Reads once; Ok(None) if the socket has nothing, Ok(Some(0)) on EOF.
+    fn poll_read(&mut self, cx: &mut Context<'_>) -> Result<Option<usize>, Error> {
+        if self.read_buf.capacity() - self.read_buf.len() < READ_CHUNK / 4 {
+            self.read_buf.reserve(READ_CHUNK);
+        }
+        match tokio_util::io::poll_read_buf(Pin::new(&mut self.socket), cx, &mut self.read_buf) {
+            Poll::Ready(Ok(n)) => Ok(Some(n)),
+            Poll::Ready(Err(e)) => Err(Error::io("reading from the server", e)),
+            Poll::Pending => Ok(None),
+        }
+    }
+
+    /// Routes every complete message in the read buffer.
+    fn route(&mut self) -> Result<(), Error> {
+        // Bytes at the front of read_buf that belong to the front request and
+        // are not delivered yet.
+        let mut run = 0usize;
+        loop {
+            let header = match self
+                .decoder
+                .header(&self.read_buf[run..])
+                .map_err(|e| Error::protocol(e.to_string()))?
+            {
+                Some(h) => h,
+                None => break,
+            };
+            if !is_backend_tag(header.tag) {
+                return Err(Error::protocol(format!(
+                    "unknown message type 0x{:02x} ({:?}) from the server",
+                    header.tag, header.tag as char
+                )));
+            }
+            if self.read_buf.len() - run < header.total_len {
+                // Make room for the whole message so the next read can finish it.
+                self.read_buf.reserve(header.total_len - (self.read_buf.len() - run));
+                break;
+            }
+            match header.tag {
+                tag::NOTICE_RESPONSE | tag::PARAMETER_STATUS | tag::NOTIFICATION_RESPONSE => {
+                    self.deliver(run, false)?;
+                    run = 0;
+                    let mut msg = self.read_buf.split_to(header.total_len);
+                    msg.advance(5);
+                    self.handle_async(header.tag, msg.freeze())?;
+                }
+                tag::READY_FOR_QUERY => {
+                    run += header.total_len;
+                    self.deliver(run, true)?;
+                    run = 0;
+                }
+                tag::ERROR_RESPONSE if self.in_flight.is_empty() => {
+                    // An error nobody asked for: the server is about to close
+                    // the connection (admin shutdown, idle timeout...).
+                    let mut msg = self.read_buf.split_to(header.total_len);
+                    msg.advance(5);
+                    let reason = match Message::parse(tag::ERROR_RESPONSE, msg.freeze()) {
+                        Ok(Message::ErrorResponse(fields)) => match DbError::parse(&fields) {
+                            Ok(db) => format!("the server closed the connection: {db}"),
+                            Err(e) => format!("the server sent a malformed error: {e}"),
+                        },
+                        _ => "the server sent a malformed error".to_owned(),
+                    };
+                    self.shared.lock().closed.get_or_insert(reason);
+                }
+                _ => run += header.total_len,
+            }
+        }
+        self.deliver(run, false)
+    }
+
+    fn deliver(&mut self, len: usize, complete: bool) -> Result<(), Error> {
+        if len == 0 {
+            return Ok(());
+        }
+        let chunk = self.read_buf.split_to(len).freeze();
+        let Some(slot) = self.in_flight.front() else {
+            return Err(Error::protocol(format!(
+                "the server sent a message (type {:?}) while no request was waiting",
+                chunk.first().map(|&b| b as char).unwrap_or('?')
+            )));
+        };
+        slot.deliver(chunk, complete);
+        if complete {
+            self.in_flight.pop_front();
+        }
+        Ok(())
+    }
+
+    fn handle_async(&mut self, tag: u8, body: bytes::Bytes) -> Result<(), Error> {
+        let msg = Message::parse(tag, body).map_err(|e| Error::protocol(e.to_string()))?;
+        match msg {
+            Message::NoticeResponse(fields) => match DbError::parse(&fields) {
+                Ok(notice) => {
+                    tracing::info!(
+                        target: "pgpipe::notice",
+                        severity = notice.severity(),
+                        code = notice.code().code(),
+                        "{}",
+                        notice.message()
+                    );
+                    let handler = self
+                        .shared
+                        .notice_handler
+                        .read()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .clone();
+                    if let Some(handler) = handler {
+                        handler(&notice);
+                    }
+                }
+                Err(e) => tracing::warn!(target: "pgpipe::notice", "malformed notice: {e}"),
+            },
+            Message::ParameterStatus(p) => {
+                tracing::debug!(name = p.name(), value = p.value(), "server parameter changed");
+                self.shared
+                    .parameters
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(p.name().to_owned(), p.value().to_owned());
+            }
+            Message::NotificationResponse(n) => {
+                tracing::debug!(
+                    channel = n.channel(),
+                    payload = n.payload(),
+                    process_id = n.process_id,
+                    "notification received (LISTEN/NOTIFY delivery is not supported yet; dropped)"
+                );
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn fail_all(&mut self, kind: ErrorKind, reason: &str) {
+        let queued: Vec<_> = {
+            let mut q = self.shared.lock();
+            q.closed.get_or_insert_with(|| reason.to_owned());
+            q.write_buf.clear();
+            q.slots.drain(..).collect()
+        };
+        for slot in self.in_flight.drain(..).chain(queued) {
+            slot.fail(kind, reason);
+        }
+    }
+
+    fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        loop {
+            let terminating = self.take_requests(cx)?;
+            if terminating && self.grace.is_none() {
+                self.grace = Some(Box::pin(tokio::time::sleep(TERMINATE_GRACE)));
+            }
+            let wrote = self.poll_write(cx)?;
+            let read = match self.poll_read(cx)? {
+                Some(0) => {
+                    if terminating && self.out.is_empty() {
+                        return Poll::Ready(Ok(()));
+                    }
+                    let reason = self
+                        .shared
+                        .lock()
+                        .closed
+                        .clone()
+                        .unwrap_or_else(|| "the server closed the connection".to_owned());
+                    return Poll::Ready(Err(Error::closed().context(reason)));
+                }
+                Some(_) => {
+                    self.route()?;
+                    true
+                }
+                None => false,
+            };
+            if !wrote && !read {
+                if let Some(grace) = &mut self.grace {
+                    if grace.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(Ok(()));
+                    }
+                }
+                return Poll::Pending;
+            }
+        }
+    }
+}
+
+impl Future for Connection {
+    type Output = Result<(), Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if this.finished {
+            return Poll::Ready(Ok(()));
+        }
+        let result = match this.poll_inner(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(r) => r,
+        };
+        this.finished = true;
+        let (kind, reason) = match &result {
+            Ok(()) => (ErrorKind::Closed, "the client was closed".to_owned()),
+            Err(e) => (e.kind(), e.to_string()),
+        };
+        this.fail_all(kind, &reason);
+        Poll::Ready(result)
+    }
+}
+
+/// Whether `tag` is a backend message type of protocol 3.0. Anything else
+/// means the byte stream is out of sync (or not PostgreSQL at all).
+fn is_backend_tag(t: u8) -> bool {
+    matches!(
+        t,
+        tag::AUTHENTICATION
+            | tag::BACKEND_KEY_DATA
+            | tag::BIND_COMPLETE
+            | tag::CLOSE_COMPLETE
+            | tag::COMMAND_COMPLETE
+            | tag::COPY_DATA
+            | tag::COPY_DONE
+            | tag::COPY_IN_RESPONSE
+            | tag::COPY_OUT_RESPONSE
+            | tag::COPY_BOTH_RESPONSE
+            | tag::DATA_ROW
+            | tag::EMPTY_QUERY_RESPONSE
+            | tag::ERROR_RESPONSE
+            | tag::NEGOTIATE_PROTOCOL_VERSION
+            | tag::NO_DATA
+            | tag::NOTICE_RESPONSE
+            | tag::NOTIFICATION_RESPONSE
+            | tag::PARAMETER_DESCRIPTION
+            | tag::PARAMETER_STATUS
+            | tag::PARSE_COMPLETE
+            | tag::PORTAL_SUSPENDED
+            | tag::READY_FOR_QUERY
+            | tag::ROW_DESCRIPTION
+    )
+}

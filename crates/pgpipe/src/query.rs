@@ -1,0 +1,249 @@
+//! The extended-query path: encoding a request and reading its response.
+
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use pgpipe_proto::backend::{tag, Message};
+use pgpipe_proto::frontend::{self, Encoder, Target};
+use pgpipe_proto::EncodeError;
+use pgpipe_types::Params;
+
+use crate::error::{DbError, ErrorKind, SqlState};
+use crate::row::{Column, Row};
+use crate::shared::Shared;
+use crate::slot::Responses;
+use crate::startup::message_name;
+use crate::statement::Statement;
+use crate::Error;
+
+/// Binary for every parameter and every result column.
+const BINARY: &[i16] = &[1];
+
+/// What a query runs: SQL text or a prepared [`Statement`].
+///
+/// Implemented for `str`, `String` and `Statement`, so every query method
+/// takes either.
+pub trait ToStatement: sealed::Sealed {
+    #[doc(hidden)]
+    fn to_statement(&self) -> StatementRef<'_>;
+}
+
+/// A borrowed statement reference (see [`ToStatement`]).
+#[doc(hidden)]
+pub enum StatementRef<'a> {
+    Sql(&'a str),
+    Prepared(&'a Statement),
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for str {}
+    impl Sealed for String {}
+    impl Sealed for crate::Statement {}
+    impl<T: Sealed + ?Sized> Sealed for &T {}
+}
+
+impl ToStatement for str {
+    fn to_statement(&self) -> StatementRef<'_> {
+        StatementRef::Sql(self)
+    }
+}
+
+impl ToStatement for String {
+    fn to_statement(&self) -> StatementRef<'_> {
+        StatementRef::Sql(self)
+    }
+}
+
+impl ToStatement for Statement {
+    fn to_statement(&self) -> StatementRef<'_> {
+        StatementRef::Prepared(self)
+    }
+}
+
+impl<T: ToStatement + ?Sized> ToStatement for &T {
+    fn to_statement(&self) -> StatementRef<'_> {
+        (**self).to_statement()
+    }
+}
+
+pub(crate) fn encode_error(e: EncodeError) -> Error {
+    match e {
+        EncodeError::Parameter { index, source } => {
+            Error::new(ErrorKind::Encode, format!("parameter ${} could not be encoded", index + 1))
+                .with_source(source)
+        }
+        EncodeError::TooManyItems { .. } => Error::new(ErrorKind::ParameterCount, e.to_string()),
+        other => Error::new(ErrorKind::Encode, "could not encode the request").with_source(other),
+    }
+}
+
+fn bind<P: Params + ?Sized>(
+    enc: &Encoder,
+    statement: &str,
+    params: &P,
+    buf: &mut BytesMut,
+) -> Result<(), Error> {
+    enc.bind("", statement, BINARY, params.len(), |w| params.encode(w), BINARY, buf)
+        .map_err(encode_error)
+}
+
+/// Queues one statement with its own Sync. SQL text goes out as one round
+/// trip: Parse + Bind + Describe + Execute + Sync, parameter types taken
+/// from the Rust values.
+pub(crate) fn send_query<P: Params + ?Sized>(
+    shared: &Arc<Shared>,
+    statement: StatementRef<'_>,
+    params: &P,
+) -> Result<(Responses, Option<Arc<[Column]>>), Error> {
+    match statement {
+        StatementRef::Sql(sql) => {
+            let responses = shared.send(|enc, buf| {
+                params
+                    .with_type_oids(|oids| enc.parse("", sql, oids, buf))
+                    .map_err(encode_error)?;
+                bind(enc, "", params, buf)?;
+                enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
+                enc.execute("", 0, buf).map_err(encode_error)?;
+                frontend::sync(buf);
+                Ok(())
+            })?;
+            Ok((responses, None))
+        }
+        StatementRef::Prepared(stmt) => {
+            check_prepared(shared, stmt, params)?;
+            let responses = shared.send(|enc, buf| {
+                bind(enc, stmt.name(), params, buf)?;
+                enc.execute("", 0, buf).map_err(encode_error)?;
+                frontend::sync(buf);
+                Ok(())
+            })?;
+            Ok((responses, Some(stmt.shared_columns().clone())))
+        }
+    }
+}
+
+fn check_prepared<P: Params + ?Sized>(shared: &Arc<Shared>, stmt: &Statement, params: &P) -> Result<(), Error> {
+    if !stmt.belongs_to(shared) {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!("statement {:?} was prepared on another connection", stmt.name()),
+        ));
+    }
+    if params.len() != stmt.params().len() {
+        return Err(Error::new(
+            ErrorKind::ParameterCount,
+            format!(
+                "the statement takes {} parameter(s) but {} were given: {}",
+                stmt.params().len(),
+                params.len(),
+                stmt.sql()
+            ),
+        ));
+    }
+    params.check_types(stmt.params()).map_err(|(i, rust)| {
+        Error::new(
+            ErrorKind::Encode,
+            format!(
+                "parameter ${}: Rust type {rust} cannot be sent as PostgreSQL type {}",
+                i + 1,
+                stmt.params()[i]
+            ),
+        )
+    })
+}
+
+/// Reads one extended-query response to its end, handing each row to
+/// `on_row`; returns the affected/returned row count of CommandComplete.
+pub(crate) async fn read_response(
+    shared: &Shared,
+    responses: &mut Responses,
+    mut columns: Option<Arc<[Column]>>,
+    mut on_row: impl FnMut(Row),
+) -> Result<u64, Error> {
+    let mut error: Option<Error> = None;
+    let mut affected = 0;
+    let mut parsed = false;
+    let mut bound = false;
+    loop {
+        let (tag, body) = responses.next_raw().await?;
+        match tag {
+            tag::DATA_ROW => {
+                let Some(cols) = &columns else {
+                    error.get_or_insert_with(|| Error::protocol("DataRow before RowDescription"));
+                    continue;
+                };
+                match Message::parse(tag, body) {
+                    Ok(Message::DataRow(row)) if row.column_count() == cols.len() => {
+                        on_row(Row::new(cols.clone(), row.buffer().clone()))
+                    }
+                    Ok(Message::DataRow(row)) => {
+                        error.get_or_insert_with(|| {
+                            Error::protocol(format!(
+                                "DataRow has {} columns but RowDescription announced {}",
+                                row.column_count(),
+                                cols.len()
+                            ))
+                        });
+                    }
+                    Ok(_) => unreachable_message(&mut error),
+                    Err(e) => {
+                        error.get_or_insert_with(|| Error::protocol(e.to_string()));
+                    }
+                }
+            }
+            tag::READY_FOR_QUERY => break,
+            tag::PARSE_COMPLETE => parsed = true,
+            tag::BIND_COMPLETE => bound = true,
+            _ => match Message::parse(tag, body) {
+                Ok(Message::RowDescription(desc)) => {
+                    columns = Some(desc.fields().map(|f| Column::from_field(&f)).collect());
+                }
+                Ok(Message::NoData) => columns = Some(Arc::from(Vec::new())),
+                Ok(Message::CommandComplete(cc)) => affected = cc.rows().unwrap_or(0),
+                Ok(Message::EmptyQueryResponse) | Ok(Message::PortalSuspended) | Ok(Message::CloseComplete) => {}
+                Ok(Message::CopyInResponse(_)) => shared.refuse_copy_in(),
+                Ok(Message::CopyOutResponse(_)) | Ok(Message::CopyData(_)) | Ok(Message::CopyDone) => {
+                    error.get_or_insert_with(|| {
+                        Error::new(ErrorKind::Unsupported, "COPY TO STDOUT is not supported through query methods yet")
+                    });
+                }
+                Ok(Message::ErrorResponse(fields)) => {
+                    let e = match DbError::parse(&fields) {
+                        Ok(db) => {
+                            // The server found the parameter count wrong at Bind:
+                            // report it as the caller's mistake it is.
+                            let wrong_count = parsed && !bound && *db.code() == SqlState::PROTOCOL_VIOLATION;
+                            let e = Error::db(db);
+                            if wrong_count {
+                                e.with_kind(ErrorKind::ParameterCount)
+                                    .context("wrong number of parameters")
+                            } else {
+                                e
+                            }
+                        }
+                        Err(msg) => Error::protocol(msg),
+                    };
+                    error.get_or_insert(e);
+                }
+                Ok(other) => {
+                    error.get_or_insert_with(|| {
+                        Error::protocol(format!("unexpected {} in a query response", message_name(&other)))
+                    });
+                }
+                Err(e) => {
+                    error.get_or_insert_with(|| Error::protocol(e.to_string()));
+                }
+            },
+        }
+    }
+    match error {
+        Some(e) if e.kind() == ErrorKind::Protocol => Err(shared.abort(e)),
+        Some(e) => Err(e),
+        None => Ok(affected),
+    }
+}
+
+fn unreachable_message(error: &mut Option<Error>) {
+    error.get_or_insert_with(|| Error::protocol("DataRow parsed as another message"));
+}

@@ -1,0 +1,235 @@
+//! Result rows: lazy views over DataRow bytes.
+//!
+//! A `Row` keeps the DataRow body exactly as it came off the socket (a
+//! `Bytes` slice of the read buffer, so no copy and no allocation per row)
+//! and the statement's shared column list. A column is located and decoded
+//! only when it is read.
+
+use std::fmt;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use pgpipe_proto::backend::Field;
+use pgpipe_types::{Decode, Oid, Type, WrongType};
+
+use crate::error::ErrorKind;
+use crate::Error;
+
+/// Metadata of one result column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    name: String,
+    type_: Type,
+    table_oid: Option<Oid>,
+    column_id: Option<i16>,
+    type_modifier: i32,
+}
+
+impl Column {
+    pub(crate) fn from_field(field: &Field<'_>) -> Column {
+        Column {
+            name: field.name.to_owned(),
+            type_: Type::from_oid(field.type_oid),
+            table_oid: (field.table_oid != 0).then_some(field.table_oid),
+            column_id: (field.column_id != 0).then_some(field.column_id),
+            type_modifier: field.type_modifier,
+        }
+    }
+
+    /// The column's name (or alias).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The column's PostgreSQL type.
+    pub fn type_(&self) -> &Type {
+        &self.type_
+    }
+    /// OID of the table the column comes from, if it comes from one.
+    pub fn table_oid(&self) -> Option<Oid> {
+        self.table_oid
+    }
+    /// Attribute number of the column in that table.
+    pub fn column_id(&self) -> Option<i16> {
+        self.column_id
+    }
+    /// The type modifier (e.g. the length of a `varchar(n)`), -1 if none.
+    pub fn type_modifier(&self) -> i32 {
+        self.type_modifier
+    }
+}
+
+/// Something that selects a column: its position (`usize`) or its name
+/// (`&str`).
+pub trait RowIndex: fmt::Display + sealed::Sealed {
+    /// The position of the column, if it exists.
+    fn index(&self, columns: &[Column]) -> Option<usize>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for usize {}
+    impl Sealed for str {}
+    impl Sealed for String {}
+    impl<T: Sealed + ?Sized> Sealed for &T {}
+}
+
+impl RowIndex for usize {
+    fn index(&self, columns: &[Column]) -> Option<usize> {
+        (*self < columns.len()).then_some(*self)
+    }
+}
+
+impl RowIndex for str {
+    fn index(&self, columns: &[Column]) -> Option<usize> {
+        columns.iter().position(|c| c.name == self)
+    }
+}
+
+impl RowIndex for String {
+    fn index(&self, columns: &[Column]) -> Option<usize> {
+        self.as_str().index(columns)
+    }
+}
+
+impl<T: RowIndex + ?Sized> RowIndex for &T {
+    fn index(&self, columns: &[Column]) -> Option<usize> {
+        (**self).index(columns)
+    }
+}
+
+/// One row of a query result.
+#[derive(Clone)]
+pub struct Row {
+    columns: Arc<[Column]>,
+    /// The DataRow body: a 2-byte column count, then per column a 4-byte
+    /// length (-1 for NULL) and the value. Validated by the decoder.
+    body: Bytes,
+}
+
+impl Row {
+    pub(crate) fn new(columns: Arc<[Column]>, body: Bytes) -> Row {
+        Row { columns, body }
+    }
+
+    /// The result's columns.
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    /// Number of columns.
+    pub fn len(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// Whether the row has no columns.
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+
+    /// Reads a column, by position or name, as `T`.
+    ///
+    /// ```no_run
+    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// let row = client.query_one("SELECT 1::int4 AS id, 'x'::text AS name", ()).await?;
+    /// let id: i32 = row.get(0);
+    /// let name: &str = row.get("name"); // borrowed from the row, no copy
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the column does not exist, its type does not convert to `T`, or it
+    /// is NULL and `T` is not an `Option`. Use [`Row::try_get`] to handle
+    /// those as errors.
+    #[track_caller]
+    pub fn get<'a, T, I>(&'a self, idx: I) -> T
+    where
+        T: Decode<'a>,
+        I: RowIndex,
+    {
+        match self.try_get(idx) {
+            Ok(v) => v,
+            Err(e) => panic!("Row::get: {e}"),
+        }
+    }
+
+    /// Reads a column, by position or name, as `T`; errors name the column,
+    /// its PostgreSQL type and the Rust type.
+    pub fn try_get<'a, T, I>(&'a self, idx: I) -> Result<T, Error>
+    where
+        T: Decode<'a>,
+        I: RowIndex,
+    {
+        let Some(i) = idx.index(&self.columns) else {
+            return Err(Error::new(
+                ErrorKind::ColumnNotFound,
+                format!("no column {idx} in a row of {} columns", self.columns.len()),
+            ));
+        };
+        let column = &self.columns[i];
+        let ty = column.type_();
+        if !T::accepts(ty) {
+            return Err(Error::new(
+                ErrorKind::Decode,
+                format!("column {} ({:?})", i, column.name),
+            )
+            .with_source(WrongType {
+                pg_type: ty.clone(),
+                rust_type: std::any::type_name::<T>(),
+            }));
+        }
+        let raw = self.raw(i)?;
+        T::decode_opt(ty, raw).map_err(|e| {
+            Error::new(
+                ErrorKind::Decode,
+                format!(
+                    "column {} ({:?}) of type {ty} as {}",
+                    i,
+                    column.name,
+                    std::any::type_name::<T>()
+                ),
+            )
+            .with_source(e)
+        })
+    }
+
+    /// The raw binary value of column `i` (`None` for NULL). The body was
+    /// validated against its own column count when it was decoded, and that
+    /// count against the column list when the row was built.
+    fn raw(&self, i: usize) -> Result<Option<&[u8]>, Error> {
+        let bad = || Error::protocol("DataRow does not match its RowDescription");
+        let body = &self.body[..];
+        let mut pos = 2usize;
+        for col in 0..=i {
+            let len_bytes: [u8; 4] = body.get(pos..pos + 4).ok_or_else(bad)?.try_into().map_err(|_| bad())?;
+            let len = i32::from_be_bytes(len_bytes);
+            pos += 4;
+            if len < 0 {
+                if col == i {
+                    return Ok(None);
+                }
+                continue;
+            }
+            let end = pos + len as usize;
+            if col == i {
+                return body.get(pos..end).map(Some).ok_or_else(bad);
+            }
+            pos = end;
+        }
+        Err(bad())
+    }
+}
+
+impl fmt::Debug for Row {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut list = f.debug_map();
+        for (i, c) in self.columns.iter().enumerate() {
+            match self.raw(i) {
+                Ok(Some(v)) => list.entry(&c.name, &format_args!("<{} bytes of {}>", v.len(), c.type_)),
+                Ok(None) => list.entry(&c.name, &format_args!("NULL")),
+                Err(_) => list.entry(&c.name, &format_args!("<malformed>")),
+            };
+        }
+        list.finish()
+    }
+}

@@ -1,0 +1,210 @@
+//! State shared between every `Client` handle of a connection and its driver.
+//!
+//! Callers encode their request straight into one write buffer under a short
+//! lock (never held across an await or a syscall) and queue a [`Slot`] for
+//! the response; the driver swaps the buffer out and writes it in one go, so
+//! requests that arrive together leave together (implicit pipelining).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::task::Waker;
+
+use bytes::BytesMut;
+use pgpipe_proto::frontend::{self, Encoder};
+
+use crate::error::DbError;
+use crate::slot::{Responses, Slot};
+use crate::Error;
+
+/// A callback for NoticeResponse messages.
+pub(crate) type NoticeHandler = Arc<dyn Fn(&DbError) + Send + Sync>;
+
+pub(crate) struct Queue {
+    pub(crate) write_buf: BytesMut,
+    pub(crate) slots: VecDeque<Arc<Slot>>,
+    /// Why the connection can take no more requests.
+    pub(crate) closed: Option<String>,
+    /// Terminate was queued: the driver finishes once the server hangs up.
+    pub(crate) terminating: bool,
+    /// A caller found the server breaking the protocol: the driver closes
+    /// the connection with this reason, since its state can't be trusted.
+    pub(crate) abort: Option<String>,
+    pub(crate) driver_waker: Option<Waker>,
+}
+
+pub(crate) struct Shared {
+    queue: Mutex<Queue>,
+    pub(crate) encoder: Encoder,
+    pub(crate) process_id: i32,
+    pub(crate) secret_key: i32,
+    pub(crate) parameters: RwLock<HashMap<String, String>>,
+    pub(crate) notice_handler: RwLock<Option<NoticeHandler>>,
+    next_statement_id: AtomicU64,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        encoder: Encoder,
+        process_id: i32,
+        secret_key: i32,
+        parameters: HashMap<String, String>,
+    ) -> Shared {
+        Shared {
+            queue: Mutex::new(Queue {
+                write_buf: BytesMut::with_capacity(8 * 1024),
+                slots: VecDeque::new(),
+                closed: None,
+                terminating: false,
+                abort: None,
+                driver_waker: None,
+            }),
+            encoder,
+            process_id,
+            secret_key,
+            parameters: RwLock::new(parameters),
+            notice_handler: RwLock::new(None),
+            next_statement_id: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Encodes a request into the write buffer and queues its response slot.
+    /// If encoding fails the buffer is restored: nothing half-written is sent.
+    pub(crate) fn send<F>(&self, encode: F) -> Result<Responses, Error>
+    where
+        F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
+    {
+        let slot = Arc::new(Slot::default());
+        self.enqueue(slot.clone(), encode)?;
+        Ok(Responses::new(slot))
+    }
+
+    /// Like [`send`](Self::send) for requests nobody waits for (closing a
+    /// statement): the driver consumes and discards the response.
+    pub(crate) fn send_detached<F>(&self, encode: F) -> Result<(), Error>
+    where
+        F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
+    {
+        drop(self.send(encode)?);
+        Ok(())
+    }
+
+    fn enqueue<F>(&self, slot: Arc<Slot>, encode: F) -> Result<(), Error>
+    where
+        F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
+    {
+        let waker = {
+            let mut q = self.lock();
+            if let Some(reason) = &q.closed {
+                return Err(Error::closed().context(reason));
+            }
+            let start = q.write_buf.len();
+            if let Err(e) = encode(&self.encoder, &mut q.write_buf) {
+                q.write_buf.truncate(start);
+                return Err(e);
+            }
+            q.slots.push_back(slot);
+            // Wake only on the idle-to-busy transition: if bytes were already
+            // waiting, the driver has been woken for them and will take ours too.
+            if start == 0 {
+                q.driver_waker.take()
+            } else {
+                None
+            }
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+        Ok(())
+    }
+
+    /// Writes bytes that belong to a request already in flight (CopyFail
+    /// answering an unexpected COPY FROM STDIN): no new response slot.
+    pub(crate) fn send_unrouted<F>(&self, encode: F) -> Result<(), Error>
+    where
+        F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
+    {
+        let waker = {
+            let mut q = self.lock();
+            if let Some(reason) = &q.closed {
+                return Err(Error::closed().context(reason));
+            }
+            let start = q.write_buf.len();
+            if let Err(e) = encode(&self.encoder, &mut q.write_buf) {
+                q.write_buf.truncate(start);
+                return Err(e);
+            }
+            if start == 0 {
+                q.driver_waker.take()
+            } else {
+                None
+            }
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+        Ok(())
+    }
+
+    /// Refuses a COPY FROM STDIN started through a query method: the server
+    /// would otherwise wait for data forever.
+    pub(crate) fn refuse_copy_in(&self) {
+        let _ = self.send_unrouted(|enc, buf| {
+            enc.copy_fail("COPY FROM STDIN is not supported through this method", buf)
+                .map_err(|e| Error::protocol(e.to_string()))
+        });
+    }
+
+    /// Queues Terminate; later requests fail as closed.
+    pub(crate) fn terminate(&self) {
+        let waker = {
+            let mut q = self.lock();
+            if q.closed.is_some() {
+                return;
+            }
+            q.closed = Some("the client was closed".into());
+            q.terminating = true;
+            frontend::terminate(&mut q.write_buf);
+            q.driver_waker.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// Closes the connection because the server broke the protocol; returns
+    /// the error for the caller that noticed.
+    pub(crate) fn abort(&self, error: Error) -> Error {
+        let waker = {
+            let mut q = self.lock();
+            q.abort.get_or_insert_with(|| error.to_string());
+            q.closed.get_or_insert_with(|| error.to_string());
+            q.driver_waker.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+        error
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.lock().closed.is_some()
+    }
+
+    pub(crate) fn next_statement_name(&self) -> String {
+        let id = self.next_statement_id.fetch_add(1, Ordering::Relaxed);
+        format!("pgpipe_s{id}")
+    }
+
+    pub(crate) fn parameter(&self, name: &str) -> Option<String> {
+        self.parameters
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned()
+    }
+}
