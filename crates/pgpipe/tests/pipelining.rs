@@ -8,22 +8,9 @@ use std::pin::pin;
 use std::task::{Context, Poll};
 
 use common::{bounded, connect, database};
-use futures_task_noop::noop_context;
 
-mod futures_task_noop {
-    use std::task::{Context, RawWaker, RawWakerVTable, Waker};
-
-    fn clone(_: *const ()) -> RawWaker {
-        RawWaker::new(std::ptr::null(), &VTABLE)
-    }
-    fn noop(_: *const ()) {}
-    static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, noop);
-
-    pub fn noop_context() -> Context<'static> {
-        static WAKER: std::sync::OnceLock<Waker> = std::sync::OnceLock::new();
-        let waker = WAKER.get_or_init(|| unsafe { Waker::from_raw(clone(std::ptr::null())) });
-        Context::from_waker(waker)
-    }
+fn noop_context() -> Context<'static> {
+    Context::from_waker(std::task::Waker::noop())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,182 @@
+//! What a real server won't do: malformed, truncated, oversized and hostile
+//! messages from the scripted fake server. Each must give the right error,
+//! never a panic or a hang.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use pgpipe::ErrorKind;
+use pgpipe_testkit::{msg, FakeServer, Script};
+
+const BOUND: Duration = Duration::from_secs(20);
+
+/// The client's part of a one-query exchange: connect, run a query, return
+/// its error (the script makes it fail) and the client.
+async fn query_against(script: Script, url_suffix: &str) -> (pgpipe::Error, pgpipe::Client, FakeServer) {
+    let server = FakeServer::start(script).await.unwrap();
+    let url = format!("{}{url_suffix}", server.url());
+    let client = tokio::time::timeout(BOUND, pgpipe::connect(&url))
+        .await
+        .expect("connect hung")
+        .unwrap_or_else(|e| panic!("connect to the fake server failed: {e}"));
+    let err = tokio::time::timeout(BOUND, client.query("SELECT 1", ()))
+        .await
+        .expect("query hung")
+        .expect_err("the script makes the query fail");
+    (err, client, server)
+}
+
+/// Handshake, then read one extended query up to its Sync.
+fn after_query() -> Script {
+    Script::new()
+        .expect_startup()
+        .send(msg::handshake())
+        .expect_until(b'S')
+}
+
+#[tokio::test]
+async fn truncated_message_then_eof() {
+    let mut partial = msg::data_row(&[Some(b"12345678")]).to_vec();
+    partial.truncate(7);
+    let script = after_query()
+        .send(msg::parse_complete())
+        .send(Bytes::from(partial))
+        .close();
+    let (err, client, _server) = query_against(script, "").await;
+    assert!(matches!(err.kind(), ErrorKind::Closed | ErrorKind::Io), "{err:?}");
+    assert!(tokio::time::timeout(BOUND, async {
+        while !client.is_closed() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .is_ok());
+    let err = client.query("SELECT 1", ()).await.unwrap_err();
+    assert!(err.is_closed(), "{err}");
+}
+
+#[tokio::test]
+async fn declared_length_over_the_maximum() {
+    let script = after_query()
+        .send(msg::parse_complete())
+        .send(msg::raw_with_len(b'D', 100_000_000, &[0, 1]))
+        .sleep(Duration::from_secs(2));
+    let (err, client, _server) = query_against(script, "&max_message_size=1048576").await;
+    assert_eq!(err.kind(), ErrorKind::Protocol, "{err:?}");
+    assert!(err.to_string().contains("too large"), "{err}");
+    assert!(client.query("SELECT 1", ()).await.unwrap_err().is_closed());
+}
+
+#[tokio::test]
+async fn unknown_message_type() {
+    let script = after_query()
+        .send(msg::raw(b'Q', b"oops"))
+        .sleep(Duration::from_secs(2));
+    let (err, client, _server) = query_against(script, "").await;
+    assert_eq!(err.kind(), ErrorKind::Protocol, "{err:?}");
+    assert!(err.to_string().contains("unknown message type"), "{err}");
+    assert!(client.query("SELECT 1", ()).await.unwrap_err().is_closed());
+}
+
+#[tokio::test]
+async fn data_row_whose_column_overruns_the_body() {
+    let script = after_query()
+        .send(msg::parse_complete())
+        .send(msg::bind_complete())
+        .send(msg::row_description(&[("a", 23, 1)]))
+        // One column declaring 100 bytes, with 2 present.
+        .send(msg::raw(b'D', &[0, 1, 0, 0, 0, 100, 1, 2]))
+        .send(msg::command_complete("SELECT 1"))
+        .send(msg::ready_for_query(b'I'))
+        .sleep(Duration::from_secs(2));
+    let (err, client, _server) = query_against(script, "").await;
+    assert_eq!(err.kind(), ErrorKind::Protocol, "{err:?}");
+    assert!(err.to_string().contains("DataRow"), "{err}");
+    // A server that sends garbage is not trusted with the next query.
+    let next = tokio::time::timeout(BOUND, client.query("SELECT 1", ())).await.unwrap();
+    assert!(next.unwrap_err().is_closed());
+}
+
+#[tokio::test]
+async fn error_response_without_sqlstate() {
+    let script = after_query()
+        .send(msg::error_response(&[(b'S', "ERROR"), (b'M', "something broke")]))
+        .send(msg::ready_for_query(b'I'))
+        .sleep(Duration::from_secs(2));
+    let (err, _client, _server) = query_against(script, "").await;
+    assert_eq!(err.kind(), ErrorKind::Protocol, "{err:?}");
+    assert!(err.to_string().contains("SQLSTATE"), "{err}");
+}
+
+#[tokio::test]
+async fn first_time_statement_is_one_round_trip() {
+    let script = after_query()
+        .send(msg::parse_complete())
+        .send(msg::bind_complete())
+        .send(msg::row_description(&[("n", 23, 1)]))
+        .send(msg::data_row(&[Some(&7i32.to_be_bytes())]))
+        .send(msg::command_complete("SELECT 1"))
+        .send(msg::ready_for_query(b'I'))
+        .expect_eof();
+    let server = FakeServer::start(script).await.unwrap();
+    let client = pgpipe::connect(&server.url()).await.unwrap();
+    let row = tokio::time::timeout(BOUND, client.query_one("SELECT $1::int4", (7i32,)))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.get::<i32, _>(0), 7);
+    drop(client);
+    let transcript = server.finish().await.unwrap();
+    let tags: Vec<u8> = transcript.messages.iter().map(|(t, _)| *t).collect();
+    // Startup is recorded with tag 0; then Parse, Bind, Describe, Execute, Sync, Terminate.
+    assert!(tags.ends_with(b"PBDESX"), "{:?}", String::from_utf8_lossy(&tags));
+}
+
+/// Parses a SASLInitialResponse body: mechanism\0, i32 length, client-first.
+fn client_first(body: &[u8]) -> Vec<u8> {
+    let nul = body.iter().position(|&b| b == 0).unwrap();
+    body[nul + 5..].to_vec()
+}
+
+fn scram_script(iterations: u32, server_final: &'static [u8]) -> Script {
+    Script::new()
+        .expect_startup()
+        .send(msg::auth_sasl(&["SCRAM-SHA-256"]))
+        .expect(b'p')
+        .respond(move |body| {
+            let (first, _nonce) =
+                pgpipe_testkit::scram::server_first(&client_first(body), b"0123456789abcdef", iterations);
+            msg::auth_sasl_continue(&first)
+        })
+        .expect(b'p')
+        .send(msg::auth_sasl_final(server_final))
+        .sleep(Duration::from_secs(1))
+}
+
+#[tokio::test]
+async fn scram_with_a_wrong_server_signature_is_refused() {
+    let server = FakeServer::start(scram_script(4096, b"v=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="))
+        .await
+        .unwrap();
+    let err = tokio::time::timeout(BOUND, pgpipe::connect(&server.url()))
+        .await
+        .expect("connect hung")
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Auth, "{err:?}");
+    assert!(err.to_string().contains("signature"), "{err}");
+}
+
+#[tokio::test]
+async fn scram_demanding_a_billion_iterations_is_refused() {
+    let server = FakeServer::start(scram_script(1_000_000_000, b"v=unused"))
+        .await
+        .unwrap();
+    // Within the bound: refused before any key derivation (10^9 rounds
+    // would take minutes).
+    let err = tokio::time::timeout(BOUND, pgpipe::connect(&server.url()))
+        .await
+        .expect("connect hung")
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Auth, "{err:?}");
+    assert!(err.to_string().contains("1000000000"), "{err}");
+}

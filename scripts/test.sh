@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Everything CI checks: formatting, lints, and every unit, integration,
+# property and doc test, against throwaway PostgreSQL clusters.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -z "${PGPIPE_TEST_URL:-}" ]; then
+  scripts/ensure-postgres.sh
+fi
+
+echo "==> cargo fmt --check"
+cargo fmt --all -- --check
+echo "==> cargo clippy --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "==> cargo test"
+cargo test --workspace --locked
