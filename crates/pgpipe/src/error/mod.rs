@@ -1,7 +1,7 @@
 //! pgpipe's one error type.
 
 mod db;
-#[path = "/tmp/pgstub/sqlstate.rs"] mod sqlstate;
+mod sqlstate;
 
 use std::fmt;
 
