@@ -146,6 +146,9 @@ async fn open_socket(config: &ResolvedConfig, target: &Target) -> Result<Socket,
             let addrs = tokio::net::lookup_host((host.as_str(), target.port))
                 .await
                 .map_err(|e| Error::new(ErrorKind::Connect, "resolving the host name").with_source(e))?;
+            // A name may resolve to several addresses; name the one that
+            // failed unless the host already was that address.
+            let literal = host.parse::<std::net::IpAddr>().is_ok();
             let mut last = None;
             for addr in addrs {
                 match TcpStream::connect(addr).await {
@@ -153,7 +156,10 @@ async fn open_socket(config: &ResolvedConfig, target: &Target) -> Result<Socket,
                         configure_tcp(&stream, config)?;
                         return Ok(Socket::Tcp(stream));
                     }
-                    Err(e) => last = Some(Error::new(ErrorKind::Connect, "").with_source(e).context(addr)),
+                    Err(e) => {
+                        let e = Error::new(ErrorKind::Connect, "").with_source(e);
+                        last = Some(if literal { e } else { e.context(addr) });
+                    }
                 }
             }
             Err(last.unwrap_or_else(|| Error::new(ErrorKind::Connect, "the host name resolved to no address")))

@@ -20,7 +20,7 @@
 #![warn(missing_docs)]
 
 mod client;
-#[path = "/tmp/pgstub/config.rs"] pub mod config;
+pub mod config;
 mod connect;
 mod connection;
 mod error;
@@ -34,7 +34,7 @@ mod startup;
 mod statement;
 
 pub use client::Client;
-pub use config::{Config, Host, LoadBalanceHosts, QueryMode, SslMode, TargetSessionAttrs};
+pub use config::{ChannelBinding, Config, ConfigError, Host, LoadBalanceHosts, QueryMode, SslMode, SslNegotiation, TargetSessionAttrs};
 pub use connect::{connect, connect_with_driver};
 pub use connection::Connection;
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};

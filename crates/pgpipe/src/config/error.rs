@@ -1,0 +1,54 @@
+//! The error type of the configuration module.
+
+use std::fmt;
+
+/// A connection string, a setting or an environment variable that could not
+/// be used.
+///
+/// [`part`](ConfigError::part) names the offending piece (a key, a value, a
+/// URL fragment or an environment variable) so that callers can point at it;
+/// the [`Display`](fmt::Display) form is a complete sentence that already
+/// contains it. Passwords never appear in either: errors about them name the
+/// parameter, not its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    part: String,
+    message: String,
+}
+
+impl ConfigError {
+    pub(crate) fn new(part: impl Into<String>, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            part: part.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The offending part of the input: a parameter name, a value, a URL
+    /// fragment or an environment variable name.
+    pub fn part(&self) -> &str {
+        &self.part
+    }
+
+    /// The full human-readable description (the same text as `Display`).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Re-labels an error raised while parsing the value of an environment
+    /// variable, so the user learns which variable to fix.
+    pub(crate) fn in_env_var(self, var: &str) -> ConfigError {
+        ConfigError {
+            part: var.to_owned(),
+            message: format!("environment variable {var}: {}", self.message),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}

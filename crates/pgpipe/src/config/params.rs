@@ -1,0 +1,270 @@
+//! The connection parameters shared by both string forms: which keys exist
+//! and how each value is parsed. URL query parameters and `key=value` pairs
+//! both end up in [`apply`]; environment variables reuse the value parsers.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::{Config, ConfigError, Host, DEFAULT_PORT};
+
+/// libpq parameters that pgpipe recognizes but does not implement. Naming
+/// them separately turns a puzzling "unknown parameter" into a clear answer.
+const UNSUPPORTED: &[&str] = &[
+    "service",
+    "servicefile",
+    "replication",
+    "requiressl",
+    "krbsrvname",
+    "gsslib",
+    "gssdelegation",
+    "requirepeer",
+    "require_auth",
+    "sslcompression",
+    "sslsni",
+    "sslcrldir",
+    "sslcertmode",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
+    "min_protocol_version",
+    "max_protocol_version",
+];
+
+/// Sets one connection parameter from its textual value.
+///
+/// An empty value unsets the parameter, so that the environment or the
+/// default applies (libpq mostly behaves the same way, by treating empty
+/// values as absent later on).
+pub(super) fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), ConfigError> {
+    if value.is_empty() {
+        return unset(config, key);
+    }
+    match key {
+        "host" => config.hosts = parse_hosts(value),
+        "hostaddr" => config.hostaddrs = parse_hostaddrs(value)?,
+        "port" => config.ports = parse_ports(value)?,
+        "user" => config.user = Some(value.to_owned()),
+        "password" => config.password = Some(value.as_bytes().to_vec()),
+        "dbname" => config.dbname = Some(value.to_owned()),
+        "application_name" => config.application_name = Some(value.to_owned()),
+        "fallback_application_name" => config.fallback_application_name = Some(value.to_owned()),
+        "options" => config.options = Some(value.to_owned()),
+        "connect_timeout" => config.connect_timeout = Some(parse_seconds(key, value)?),
+        "sslmode" => config.ssl_mode = Some(value.parse()?),
+        "target_session_attrs" => config.target_session_attrs = Some(value.parse()?),
+        "load_balance_hosts" => config.load_balance_hosts = Some(value.parse()?),
+        "keepalives" => config.keepalives = parse_bool(key, value)?,
+        "keepalives_idle" => config.keepalives_idle = Some(parse_seconds(key, value)?),
+        "tcp_user_timeout" => {
+            let ms = parse_unsigned(key, value)?;
+            config.tcp_user_timeout = Some(Duration::from_millis(ms));
+        }
+        "passfile" => config.passfile = Some(PathBuf::from(value)),
+        "client_encoding" => check_client_encoding(value)?,
+        "sslcert" => config.ssl_cert = Some(PathBuf::from(value)),
+        "sslkey" => config.ssl_key = Some(PathBuf::from(value)),
+        "sslrootcert" => config.ssl_root_cert = Some(PathBuf::from(value)),
+        "sslpassword" => config.ssl_password = Some(value.to_owned()),
+        "sslcrl" => config.ssl_crl = Some(PathBuf::from(value)),
+        "channel_binding" => config.channel_binding = Some(value.parse()?),
+        "sslnegotiation" => config.ssl_negotiation = Some(value.parse()?),
+        "gssencmode" => check_gssencmode(value)?,
+        "statement_cache_capacity" => {
+            config.statement_cache_capacity = parse_usize(key, value)?;
+        }
+        "query_mode" => config.query_mode = value.parse()?,
+        "max_message_size" => config.max_message_size = parse_nonzero_usize(key, value)?,
+        "scram_max_iterations" => {
+            let n = parse_nonzero_usize(key, value)?;
+            config.scram_max_iterations =
+                u32::try_from(n).map_err(|_| invalid_number(key, value, "at most 4294967295"))?;
+        }
+        _ => return Err(unknown(key)),
+    }
+    Ok(())
+}
+
+fn unset(config: &mut Config, key: &str) -> Result<(), ConfigError> {
+    let fresh = Config::new();
+    match key {
+        "host" => config.hosts.clear(),
+        "hostaddr" => config.hostaddrs.clear(),
+        "port" => config.ports.clear(),
+        "user" => config.user = None,
+        "password" => config.password = None,
+        "dbname" => config.dbname = None,
+        "application_name" => config.application_name = None,
+        "fallback_application_name" => config.fallback_application_name = None,
+        "options" => config.options = None,
+        "connect_timeout" => config.connect_timeout = None,
+        "sslmode" => config.ssl_mode = None,
+        "target_session_attrs" => config.target_session_attrs = None,
+        "load_balance_hosts" => config.load_balance_hosts = None,
+        "keepalives" => config.keepalives = fresh.keepalives,
+        "keepalives_idle" => config.keepalives_idle = None,
+        "tcp_user_timeout" => config.tcp_user_timeout = None,
+        "passfile" => config.passfile = None,
+        "client_encoding" | "gssencmode" => {}
+        "sslcert" => config.ssl_cert = None,
+        "sslkey" => config.ssl_key = None,
+        "sslrootcert" => config.ssl_root_cert = None,
+        "sslpassword" => config.ssl_password = None,
+        "sslcrl" => config.ssl_crl = None,
+        "channel_binding" => config.channel_binding = None,
+        "sslnegotiation" => config.ssl_negotiation = None,
+        "statement_cache_capacity" => {
+            config.statement_cache_capacity = fresh.statement_cache_capacity;
+        }
+        "query_mode" => config.query_mode = fresh.query_mode,
+        "max_message_size" => config.max_message_size = fresh.max_message_size,
+        "scram_max_iterations" => config.scram_max_iterations = fresh.scram_max_iterations,
+        _ => return Err(unknown(key)),
+    }
+    Ok(())
+}
+
+/// Whether the value of `key` is a secret that error messages must never
+/// echo, not even in part.
+pub(super) fn is_secret(key: &str) -> bool {
+    key == "password" || key == "sslpassword"
+}
+
+fn unknown(key: &str) -> ConfigError {
+    if UNSUPPORTED.contains(&key) {
+        ConfigError::new(
+            key,
+            format!("connection parameter \"{key}\" is not supported by pgpipe"),
+        )
+    } else {
+        ConfigError::new(key, format!("unknown connection parameter \"{key}\""))
+    }
+}
+
+/// Parses a comma-separated host list (`host=a,b`, `PGHOST`).
+pub(super) fn parse_hosts(value: &str) -> Vec<Host> {
+    value.split(',').map(Host::from_entry).collect()
+}
+
+/// Parses a comma-separated list of numeric addresses; an empty item means
+/// "resolve the host name at this position instead".
+pub(super) fn parse_hostaddrs(value: &str) -> Result<Vec<Option<IpAddr>>, ConfigError> {
+    value
+        .split(',')
+        .map(|item| {
+            let item = item.trim();
+            if item.is_empty() {
+                return Ok(None);
+            }
+            item.parse::<IpAddr>().map(Some).map_err(|_| {
+                ConfigError::new(
+                    item,
+                    format!("invalid hostaddr \"{item}\": expected a numeric IPv4 or IPv6 address"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Parses a comma-separated port list; an empty item means the default port,
+/// as in libpq.
+pub(super) fn parse_ports(value: &str) -> Result<Vec<u16>, ConfigError> {
+    value.split(',').map(parse_port).collect()
+}
+
+/// Parses one port, rejecting 0 (which would mean "any port" to the OS).
+pub(super) fn parse_port(item: &str) -> Result<u16, ConfigError> {
+    let trimmed = item.trim();
+    if trimmed.is_empty() {
+        return Ok(DEFAULT_PORT);
+    }
+    match trimmed.parse::<u16>() {
+        Ok(port) if port != 0 && trimmed.bytes().all(|b| b.is_ascii_digit()) => Ok(port),
+        _ => Err(ConfigError::new(
+            item,
+            format!("invalid port \"{item}\": expected a number from 1 to 65535"),
+        )),
+    }
+}
+
+fn invalid_number(key: &str, value: &str, expected: &str) -> ConfigError {
+    ConfigError::new(
+        value,
+        format!("invalid value \"{value}\" for \"{key}\": expected {expected}"),
+    )
+}
+
+/// Parses a non-negative integer; surrounding whitespace is allowed, as in
+/// libpq.
+fn parse_unsigned(key: &str, value: &str) -> Result<u64, ConfigError> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() || !trimmed.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(invalid_number(key, value, "a non-negative integer"));
+    }
+    trimmed
+        .parse::<u64>()
+        .map_err(|_| invalid_number(key, value, "a smaller integer"))
+}
+
+pub(super) fn parse_seconds(key: &str, value: &str) -> Result<Duration, ConfigError> {
+    parse_unsigned(key, value).map(Duration::from_secs)
+}
+
+fn parse_usize(key: &str, value: &str) -> Result<usize, ConfigError> {
+    let n = parse_unsigned(key, value)?;
+    usize::try_from(n).map_err(|_| invalid_number(key, value, "a smaller integer"))
+}
+
+fn parse_nonzero_usize(key: &str, value: &str) -> Result<usize, ConfigError> {
+    match parse_usize(key, value)? {
+        0 => Err(invalid_number(key, value, "a positive integer")),
+        n => Ok(n),
+    }
+}
+
+fn parse_bool(key: &str, value: &str) -> Result<bool, ConfigError> {
+    match value.trim() {
+        "1" => Ok(true),
+        "0" => Ok(false),
+        _ => Err(invalid_number(key, value, "0 or 1")),
+    }
+}
+
+/// pgpipe decodes every text value as UTF-8, so any other client encoding
+/// would corrupt data; accept only the server's spellings of UTF-8.
+pub(super) fn check_client_encoding(value: &str) -> Result<(), ConfigError> {
+    // The server ignores case and punctuation in encoding names.
+    let normalized: String = value
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    if normalized == "utf8" || normalized == "unicode" {
+        Ok(())
+    } else {
+        Err(ConfigError::new(
+            value,
+            format!(
+                "unsupported client_encoding \"{value}\": pgpipe always uses UTF8 \
+                 (the server converts from the database encoding)"
+            ),
+        ))
+    }
+}
+
+/// pgpipe has no GSSAPI support: "disable" and "prefer" (which falls back
+/// to no encryption) are harmless, "require" could never be met.
+fn check_gssencmode(value: &str) -> Result<(), ConfigError> {
+    match value {
+        "disable" | "prefer" => Ok(()),
+        "require" => Err(ConfigError::new(
+            value,
+            "gssencmode=require is not supported: pgpipe has no GSSAPI encryption",
+        )),
+        _ => Err(ConfigError::new(
+            value,
+            format!(
+                "invalid value \"{value}\" for \"gssencmode\": expected one of disable, prefer, require"
+            ),
+        )),
+    }
+}
