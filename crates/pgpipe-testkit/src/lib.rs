@@ -1,1 +1,50 @@
-//! Test clusters.
+//! Test infrastructure for pgpipe.
+//!
+//! * [`Cluster`]: throwaway PostgreSQL servers for tests, demos and
+//!   benchmarks. [`Cluster::shared`] starts one per test process on first
+//!   use; [`Cluster::start`] a private one. Each has one login role per
+//!   authentication method ([`AuthRole`]) and hands out fresh databases
+//!   ([`Cluster::create_database`]). Set `PGPIPE_TEST_URL` to use an existing
+//!   server instead, `PGPIPE_PG_BINDIR` to choose the PostgreSQL binaries.
+//! * [`FakeServer`]: a scripted fake server for what a real server won't do
+//!   (malformed, truncated, oversized, out-of-order messages), with backend
+//!   message builders in [`msg`] and SCRAM server helpers in [`scram`].
+//!
+//! Needs the PostgreSQL server binaries (initdb, postgres) for clusters:
+//! `sudo apt-get install -y postgresql` on Debian/Ubuntu. When run as root,
+//! the server runs as the `postgres` user (PostgreSQL refuses root).
+//!
+//! ```no_run
+//! use pgpipe_testkit::{AuthRole, Cluster};
+//!
+//! let cluster = Cluster::shared()?;
+//! let db = cluster.create_database("example")?;
+//! cluster.execute(db.name(), "CREATE TABLE t (id int)")?;
+//! let url = db.url(AuthRole::Scram); // hand this to the client under test
+//! # let _ = url;
+//! # Ok::<(), pgpipe_testkit::TestkitError>(())
+//! ```
+#![warn(missing_docs)]
+
+mod auth;
+mod binaries;
+mod cluster;
+mod database;
+mod error;
+mod fake;
+mod mini_client;
+mod process;
+mod roles;
+mod server;
+mod url;
+
+pub use cluster::{test_url, Cluster, TEST_URL_VAR};
+pub use database::TestDatabase;
+pub use error::TestkitError;
+pub use fake::{
+    msg, scram, FakeError, FakeErrorKind, FakeServer, Responder, Script, Step, Transcript,
+};
+pub use roles::AuthRole;
+
+#[cfg(test)]
+mod cluster_tests;

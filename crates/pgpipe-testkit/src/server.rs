@@ -1,0 +1,614 @@
+//! One throwaway PostgreSQL server: temp directory, initdb, postgres process,
+//! readiness, stop and restart.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom};
+use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+use crate::binaries::{find_bindir, pg_config_bindir, Search};
+use crate::error::TestkitError;
+use crate::mini_client::{Endpoint, Login, MiniClient};
+use crate::process::{run_as, run_bounded, server_user, signal, spawn_tied, stop_child, RunAs};
+use crate::roles::{create_roles_sql, hba_conf, SUPERUSER};
+
+/// Prefix of the temp directories, also used to find ones left behind.
+const DIR_PREFIX: &str = "pgpipe-testkit-";
+/// How long a start may take before it is reported as failed.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// Bound of initdb (it takes a second or two on a quiet machine).
+const INITDB_TIMEOUT: Duration = Duration::from_secs(120);
+/// Bound of every setup-client socket operation.
+pub(crate) const SQL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Fresh ports tried when the chosen one was taken before the server bound it.
+const PORT_ATTEMPTS: usize = 5;
+
+/// A running (or restartable) server and everything it lives in.
+pub(crate) struct Server {
+    bindir: PathBuf,
+    run_as: Option<RunAs>,
+    /// Holds data/, sock/, server.log, initdb.log, owner.pid; removed on drop.
+    root: TempDir,
+    data_dir: PathBuf,
+    socket_dir: PathBuf,
+    log_path: PathBuf,
+    port: u16,
+    version: String,
+    child: Mutex<Option<Child>>,
+    /// The postmaster's pid (0 when stopped), readable without the lock by
+    /// the at-exit handler.
+    pid: AtomicU32,
+}
+
+impl Server {
+    /// Creates, initializes and starts a server with the testkit's roles.
+    pub(crate) fn create() -> Result<Server, TestkitError> {
+        Server::create_with(find_bindir(&Search::from_env(), pg_config_bindir)?)
+    }
+
+    /// [`Server::create`] with the binaries of `bindir`.
+    fn create_with(bindir: PathBuf) -> Result<Server, TestkitError> {
+        let run_as = server_user()?;
+        let base = temp_base(run_as.as_ref())?;
+        remove_stale_dirs(&base);
+        let root = tempfile::Builder::new()
+            .prefix(DIR_PREFIX)
+            .tempdir_in(&base)
+            .map_err(|e| {
+                TestkitError::io(
+                    format!("creating a temp directory in {}", base.display()),
+                    e,
+                )
+            })?;
+        // Lets a later run recognize this directory as abandoned if we die
+        // without cleaning up (SIGKILL); see remove_stale_dirs.
+        fs::write(
+            root.path().join("owner.pid"),
+            std::process::id().to_string(),
+        )
+        .map_err(|e| TestkitError::io("writing owner.pid", e))?;
+        let socket_dir = root.path().join("sock");
+        fs::create_dir(&socket_dir)
+            .map_err(|e| TestkitError::io("creating the socket directory", e))?;
+        fs::set_permissions(&socket_dir, fs::Permissions::from_mode(0o700))
+            .map_err(|e| TestkitError::io("chmod of the socket directory", e))?;
+        if let Some(user) = &run_as {
+            for dir in [root.path(), socket_dir.as_path()] {
+                std::os::unix::fs::chown(dir, Some(user.uid), Some(user.gid)).map_err(|e| {
+                    TestkitError::io(
+                        format!("chown of {} to user {}", dir.display(), user.name),
+                        e,
+                    )
+                })?;
+            }
+        }
+        let data_dir = root.path().join("data");
+        let log_path = root.path().join("server.log");
+        initdb(&bindir, run_as.as_ref(), root.path(), &data_dir)?;
+        fs::write(data_dir.join("pg_hba.conf"), hba_conf())
+            .map_err(|e| TestkitError::io("writing pg_hba.conf", e))?;
+
+        let mut server = Server {
+            bindir,
+            run_as,
+            data_dir: fs::canonicalize(&data_dir).unwrap_or(data_dir),
+            root,
+            socket_dir,
+            log_path,
+            port: 0,
+            version: String::new(),
+            child: Mutex::new(None),
+            pid: AtomicU32::new(0),
+        };
+        let mut last_error = None;
+        for _ in 0..PORT_ATTEMPTS {
+            server.port = free_port()?;
+            match server.launch() {
+                Ok(version) => {
+                    server.version = version;
+                    last_error = None;
+                    break;
+                }
+                Err(Launch::PortTaken(e)) => last_error = Some(e),
+                Err(Launch::Failed(e)) => return Err(e),
+            }
+        }
+        if let Some(e) = last_error {
+            return Err(e.context(format!("no free port after {PORT_ATTEMPTS} attempts")));
+        }
+        server.sql("postgres", &create_roles_sql().join(";\n"))?;
+        Ok(server)
+    }
+
+    pub(crate) fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub(crate) fn socket_dir(&self) -> &Path {
+        &self.socket_dir
+    }
+
+    pub(crate) fn version(&self) -> &str {
+        &self.version
+    }
+
+    pub(crate) fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// Where the setup client connects: the private Unix socket, which no
+    /// other server can be listening on.
+    pub(crate) fn endpoint(&self) -> Endpoint {
+        Endpoint::from_host(&self.socket_dir.to_string_lossy(), self.port)
+    }
+
+    fn sql(&self, dbname: &str, sql: &str) -> Result<(), TestkitError> {
+        let login = Login {
+            endpoint: self.endpoint(),
+            user: SUPERUSER.to_string(),
+            password: None,
+            dbname: dbname.to_string(),
+            timeout: SQL_TIMEOUT,
+        };
+        MiniClient::connect(&login)?.simple_query(sql).map(|_| ())
+    }
+
+    /// Fast shutdown, then a start on the same port and data directory.
+    pub(crate) fn restart(&self) -> Result<(), TestkitError> {
+        self.stop(libc::SIGINT, Duration::from_secs(30));
+        // The port was ours a moment ago; if someone grabbed it meanwhile,
+        // wait a little for it rather than moving (clients hold the old URL).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match self.launch() {
+                Ok(_) => return Ok(()),
+                Err(Launch::PortTaken(e)) if Instant::now() >= deadline => {
+                    return Err(e.context("restart"))
+                }
+                Err(Launch::PortTaken(_)) => std::thread::sleep(Duration::from_millis(200)),
+                Err(Launch::Failed(e)) => return Err(e.context("restart")),
+            }
+        }
+    }
+
+    /// Sends `first` (SIGINT: fast shutdown), SIGKILL after `grace`; reaps it.
+    pub(crate) fn stop(&self, first: libc::c_int, grace: Duration) {
+        let mut slot = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(mut child) = slot.take() {
+            stop_child(&mut child, first, grace);
+        }
+        self.pid.store(0, Ordering::SeqCst);
+    }
+
+    /// For the at-exit handler: no locks, no allocation-heavy work. Immediate
+    /// shutdown (the data is deleted next), bounded wait, then the directory.
+    pub(crate) fn shutdown_at_exit(&self) {
+        let pid = self.pid.swap(0, Ordering::SeqCst);
+        if pid != 0 {
+            signal(pid, libc::SIGQUIT);
+            if !wait_pid(pid, Duration::from_secs(5)) {
+                signal(pid, libc::SIGKILL);
+                wait_pid(pid, Duration::from_secs(2));
+            }
+        }
+        let _ = fs::remove_dir_all(self.root.path());
+    }
+
+    /// Starts postgres and waits until it answers a real startup handshake.
+    /// Returns server_version.
+    fn launch(&self) -> Result<String, Launch> {
+        let failed = |e: TestkitError| Launch::Failed(e);
+        let log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log_path)
+            .map_err(|e| failed(TestkitError::io("opening the server log", e)))?;
+        let log_start = log.metadata().map(|m| m.len()).unwrap_or(0);
+        let log_err = log
+            .try_clone()
+            .map_err(|e| failed(TestkitError::io("dup of the server log", e)))?;
+        let mut cmd = Command::new(self.bindir.join("postgres"));
+        cmd.arg("-D").arg(&self.data_dir);
+        for (k, v) in self.settings() {
+            cmd.arg("-c").arg(format!("{k}={v}"));
+        }
+        cmd.stdin(Stdio::null()).stdout(log).stderr(log_err);
+        clean_env(&mut cmd);
+        run_as(&mut cmd, self.run_as.as_ref());
+        let child = spawn_tied(cmd).map_err(|e| {
+            failed(TestkitError::io(
+                format!("starting {}", self.bindir.join("postgres").display()),
+                e,
+            ))
+        })?;
+        self.pid.store(child.id(), Ordering::SeqCst);
+        *self.child.lock().unwrap_or_else(|p| p.into_inner()) = Some(child);
+
+        let result = self.wait_ready(log_start);
+        if result.is_err() {
+            self.stop(libc::SIGQUIT, Duration::from_secs(5));
+        }
+        result
+    }
+
+    /// The command-line settings: fast (nothing survives a test run) and
+    /// private (loopback TCP and our own socket directory only).
+    fn settings(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("port", self.port.to_string()),
+            ("listen_addresses", "127.0.0.1".into()),
+            (
+                "unix_socket_directories",
+                self.socket_dir.to_string_lossy().into_owned(),
+            ),
+            ("fsync", "off".into()),
+            ("synchronous_commit", "off".into()),
+            ("full_page_writes", "off".into()),
+            ("max_connections", "300".into()),
+            ("shared_buffers", "128MB".into()),
+            ("huge_pages", "off".into()),
+            ("checkpoint_timeout", "1h".into()),
+            ("max_wal_size", "4GB".into()),
+            ("log_min_messages", "warning".into()),
+            ("logging_collector", "off".into()),
+            ("log_destination", "stderr".into()),
+            // Deterministic, whatever the machine's zone.
+            ("timezone", "UTC".into()),
+            ("log_timezone", "UTC".into()),
+        ]
+    }
+
+    fn wait_ready(&self, log_start: u64) -> Result<String, Launch> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        let tcp = Login {
+            endpoint: Endpoint::Tcp("127.0.0.1".into(), self.port),
+            user: SUPERUSER.to_string(),
+            password: None,
+            dbname: "postgres".to_string(),
+            timeout: Duration::from_secs(2),
+        };
+        let mut last: String;
+        loop {
+            let exited = {
+                let mut slot = self.child.lock().unwrap_or_else(|p| p.into_inner());
+                match slot.as_mut().map(|c| c.try_wait()) {
+                    Some(Ok(Some(status))) => Some(status.to_string()),
+                    Some(Ok(None)) => None,
+                    Some(Err(e)) => Some(format!("unknown status ({e})")),
+                    None => Some("not running".into()),
+                }
+            };
+            if let Some(status) = exited {
+                let tail = log_tail(&self.log_path, log_start, 30);
+                let e = TestkitError::new(format!(
+                    "postgres exited during startup ({status}) on port {}; server log:\n{tail}",
+                    self.port,
+                ));
+                let port_taken = [
+                    "could not bind",
+                    "could not create any TCP/IP sockets",
+                    "Address already in use",
+                ]
+                .iter()
+                .any(|s| tail.contains(s));
+                return Err(if port_taken {
+                    Launch::PortTaken(e)
+                } else {
+                    Launch::Failed(e)
+                });
+            }
+            // A real handshake over TCP, then a check that it is our server
+            // answering (another test process may have bound the port first,
+            // in which case ours will exit and be noticed above).
+            match MiniClient::connect(&tcp) {
+                Ok(mut client) => {
+                    let version = client
+                        .parameter("server_version")
+                        .unwrap_or_default()
+                        .to_string();
+                    match client.simple_query("SHOW data_directory") {
+                        Ok(rows) if rows_match(&rows, &self.data_dir) => return Ok(version),
+                        Ok(_) => last = "another server answers on this port".into(),
+                        Err(e) => last = e.to_string(),
+                    }
+                }
+                Err(e) => last = e.to_string(),
+            }
+            if Instant::now() >= deadline {
+                let tail = log_tail(&self.log_path, log_start, 30);
+                return Err(Launch::Failed(TestkitError::new(format!(
+                    "postgres did not accept connections on 127.0.0.1:{} within {} s (last attempt: {last}); \
+                     server log:\n{tail}",
+                    self.port,
+                    START_TIMEOUT.as_secs(),
+                ))));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Fast shutdown; the TempDir field then removes everything.
+        self.stop(libc::SIGINT, Duration::from_secs(10));
+    }
+}
+
+enum Launch {
+    /// The port was taken between choosing it and the server binding it.
+    PortTaken(TestkitError),
+    Failed(TestkitError),
+}
+
+fn rows_match(rows: &[Vec<Option<String>>], data_dir: &Path) -> bool {
+    rows.first()
+        .and_then(|r| r.first())
+        .and_then(|v| v.as_deref())
+        .is_some_and(|dir| {
+            fs::canonicalize(dir)
+                .map(|d| d == data_dir)
+                .unwrap_or(false)
+        })
+}
+
+fn initdb(
+    bindir: &Path,
+    user: Option<&RunAs>,
+    root: &Path,
+    data_dir: &Path,
+) -> Result<(), TestkitError> {
+    let mut cmd = Command::new(bindir.join("initdb"));
+    cmd.arg("-D")
+        .arg(data_dir)
+        .args([
+            "-U",
+            SUPERUSER,
+            "-A",
+            "trust",
+            "--encoding=UTF8",
+            "--locale=C",
+            "--no-sync",
+        ])
+        .current_dir(root);
+    clean_env(&mut cmd);
+    run_as(&mut cmd, user);
+    let out = run_bounded(cmd, INITDB_TIMEOUT)
+        .map_err(|e| TestkitError::io(format!("running {}", bindir.join("initdb").display()), e))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Kept for post-mortems while the directory lives.
+    let _ = fs::write(root.join("initdb.log"), &text);
+    if !out.status.success() {
+        return Err(TestkitError::new(format!(
+            "initdb failed ({}) for {}:\n{}",
+            out.status,
+            data_dir.display(),
+            last_lines(&text, 30)
+        )));
+    }
+    Ok(())
+}
+
+/// Variables that would point the server elsewhere or change its messages
+/// (the readiness check reads the log in English).
+fn clean_env(cmd: &mut Command) {
+    for var in [
+        "PGDATA",
+        "PGHOST",
+        "PGHOSTADDR",
+        "PGPORT",
+        "PGUSER",
+        "PGDATABASE",
+        "PGOPTIONS",
+        "PGPASSWORD",
+        "LANGUAGE",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("LC_ALL", "C");
+}
+
+/// Binds 127.0.0.1:0 and returns the port the kernel chose (released at once;
+/// a collision before postgres binds it is retried by the caller).
+fn free_port() -> Result<u16, TestkitError> {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| TestkitError::io("choosing a free port on 127.0.0.1", e))
+}
+
+/// The temp base directory. As root, the server user must be able to reach
+/// its directory, so every ancestor must be traversable by others.
+fn temp_base(user: Option<&RunAs>) -> Result<PathBuf, TestkitError> {
+    let preferred = std::env::temp_dir();
+    if user.is_none() || traversable(&preferred) {
+        return Ok(preferred);
+    }
+    let tmp = PathBuf::from("/tmp");
+    if traversable(&tmp) {
+        return Ok(tmp);
+    }
+    Err(TestkitError::new(format!(
+        "running as root, the server runs as another user who cannot reach {} or /tmp \
+         (a parent directory lacks o+x); set TMPDIR to a directory every user can traverse",
+        preferred.display()
+    )))
+}
+
+fn traversable(dir: &Path) -> bool {
+    let Ok(dir) = fs::canonicalize(dir) else {
+        return false;
+    };
+    dir.ancestors().all(|a| {
+        fs::metadata(a)
+            .map(|m| m.permissions().mode() & 0o001 != 0)
+            .unwrap_or(false)
+    })
+}
+
+/// Removes directories of earlier test processes that died without cleaning
+/// up (SIGKILL, OOM): their owner is gone and so is their server.
+fn remove_stale_dirs(base: &Path) {
+    let Ok(entries) = fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with(DIR_PREFIX) {
+            continue;
+        }
+        let dir = entry.path();
+        let owner = read_pid(&dir.join("owner.pid"));
+        let postmaster = read_pid(&dir.join("data/postmaster.pid"));
+        if owner.is_some_and(|p| !alive(p)) && !postmaster.is_some_and(alive) {
+            let _ = fs::remove_dir_all(&dir);
+        }
+    }
+}
+
+fn read_pid(path: &Path) -> Option<u32> {
+    let mut text = String::new();
+    File::open(path)
+        .ok()?
+        .take(64)
+        .read_to_string(&mut text)
+        .ok()?;
+    text.lines().next()?.trim().parse().ok()
+}
+
+fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks for existence.
+    let rc = unsafe { libc::kill(pid, 0) };
+    if rc != 0 {
+        return std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+    }
+    // A zombie (dead, not yet reaped by its new parent) still "exists".
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit_once(") ")
+        .and_then(|(_, rest)| rest.chars().next());
+    state != Some('Z')
+}
+
+/// Waits for `pid` (our child) to exit, reaping it; false on timeout.
+fn wait_pid(pid: u32, timeout: Duration) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    let deadline = Instant::now() + timeout;
+    loop {
+        let mut status = 0;
+        // SAFETY: plain syscall with a valid out-pointer.
+        let rc = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        // rc == pid: exited now; rc < 0: not our child any more (reaped).
+        if rc == pid || rc < 0 {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The last `n` lines written to the log since `from`.
+fn log_tail(path: &Path, from: u64, n: usize) -> String {
+    let mut text = String::new();
+    if let Ok(mut f) = File::open(path) {
+        let _ = f.seek(SeekFrom::Start(from));
+        let mut bytes = Vec::new();
+        let _ = f.take(1 << 20).read_to_end(&mut bytes);
+        text = String::from_utf8_lossy(&bytes).into_owned();
+    }
+    if text.trim().is_empty() {
+        return "(empty)".into();
+    }
+    last_lines(&text, n)
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_lines_keeps_the_end() {
+        assert_eq!(last_lines("a\nb\nc\n", 2), "b\nc");
+        assert_eq!(last_lines("a", 5), "a");
+    }
+
+    #[test]
+    fn stale_dirs_of_dead_owners_are_removed_live_ones_kept() {
+        let base = tempfile::tempdir().unwrap();
+        let dead = base.path().join(format!("{DIR_PREFIX}dead"));
+        let live = base.path().join(format!("{DIR_PREFIX}live"));
+        let other = base.path().join("unrelated");
+        for d in [&dead, &live, &other] {
+            fs::create_dir(d).unwrap();
+        }
+        // pid_max is at most 2^22 on Linux, so this pid cannot exist.
+        fs::write(dead.join("owner.pid"), "99999999").unwrap();
+        fs::write(live.join("owner.pid"), std::process::id().to_string()).unwrap();
+        fs::write(other.join("owner.pid"), "99999999").unwrap();
+        remove_stale_dirs(base.path());
+        assert!(!dead.exists());
+        assert!(live.exists());
+        assert!(other.exists());
+    }
+
+    /// A `postgres` that fails at once, next to a real initdb: the start
+    /// error must carry the server's own words from the log.
+    #[test]
+    fn a_server_that_dies_at_startup_is_reported_with_its_log() {
+        let Ok(real) = find_bindir(&Search::from_env(), pg_config_bindir) else {
+            eprintln!("skipped: no PostgreSQL binaries");
+            return;
+        };
+        let fake = tempfile::tempdir().unwrap();
+        // The server user (when root) must be able to run what is in here.
+        fs::set_permissions(fake.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink(real.join("initdb"), fake.path().join("initdb")).unwrap();
+        let postgres = fake.path().join("postgres");
+        fs::write(
+            &postgres,
+            "#!/bin/sh\necho 'FATAL:  the fake postgres refuses to start' >&2\nexit 1\n",
+        )
+        .unwrap();
+        fs::set_permissions(&postgres, fs::Permissions::from_mode(0o755)).unwrap();
+        let started = Instant::now();
+        let err = match Server::create_with(fake.path().to_path_buf()) {
+            Ok(_) => panic!("the fake postgres cannot start"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains("postgres exited during startup"), "{err}");
+        assert!(err.contains("the fake postgres refuses to start"), "{err}");
+        assert!(
+            started.elapsed() < START_TIMEOUT,
+            "took {:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn tmp_is_traversable() {
+        assert!(traversable(Path::new("/tmp")));
+    }
+}
