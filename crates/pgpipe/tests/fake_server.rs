@@ -130,6 +130,8 @@ async fn first_time_statement_is_one_round_trip() {
     let tags: Vec<u8> = transcript.messages.iter().map(|(t, _)| *t).collect();
     // Startup is recorded with tag 0; then Parse, Bind, Describe, Execute, Sync, Terminate.
     assert!(tags.ends_with(b"PBDESX"), "{:?}", String::from_utf8_lossy(&tags));
+    // ...and Parse..Sync arrived in a single read: one round trip.
+    assert!(transcript.reads.contains(&5), "messages per read: {:?}", transcript.reads);
 }
 
 /// Parses a SASLInitialResponse body: mechanism\0, i32 length, client-first.
