@@ -6,8 +6,8 @@ use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::{Params, Type};
 
-use crate::error::{DbError, ErrorKind};
-use crate::query::{encode_error, read_response, send_query, ToStatement};
+use crate::error::{DbError, ErrorKind, SqlState};
+use crate::query::{encode_error, read_response, send_query, Plan, StatementRef, ToStatement};
 use crate::row::{Column, Row};
 use crate::shared::Shared;
 use crate::simple_query::{read_simple, SimpleQueryMessage};
@@ -80,10 +80,8 @@ impl Client {
         S: ToStatement + ?Sized,
         P: Params,
     {
-        let (mut responses, columns) = send_query(self.shared(), statement.to_statement(), &params)?;
-        drop(params);
         let mut rows = Vec::new();
-        read_response(self.shared(), &mut responses, columns, |row| rows.push(row)).await?;
+        self.run(statement.to_statement(), &params, |row| rows.push(row)).await?;
         Ok(rows)
     }
 
@@ -145,9 +143,47 @@ impl Client {
         S: ToStatement + ?Sized,
         P: Params,
     {
-        let (mut responses, columns) = send_query(self.shared(), statement.to_statement(), &params)?;
-        drop(params);
-        read_response(self.shared(), &mut responses, columns, drop).await
+        self.run(statement.to_statement(), &params, drop).await
+    }
+
+    /// Sends one statement and reads its response, keeping the statement
+    /// cache in step: a statement that failed to parse is forgotten, and one
+    /// that went stale (0A000 after DDL changed its result type, 26000 after
+    /// DISCARD ALL) is forgotten and retried once, but only outside a
+    /// transaction block: inside one the transaction is already aborted.
+    async fn run<P: Params + ?Sized>(
+        &self,
+        statement: StatementRef<'_>,
+        params: &P,
+        mut on_row: impl FnMut(Row),
+    ) -> Result<u64, Error> {
+        let mut retried = false;
+        loop {
+            let (mut responses, plan) = send_query(self.shared(), statement, params)?;
+            let outcome = read_response(self.shared(), &mut responses, plan.columns(), &mut on_row).await;
+            let Plan::Cached { name, columns, parses } = plan else {
+                return outcome.result;
+            };
+            match &outcome.result {
+                Ok(_) => {
+                    if let (None, Some(described)) = (&columns, &outcome.columns) {
+                        self.shared().with_cache(|c| c.set_columns(&name, described));
+                    }
+                }
+                Err(e) => {
+                    let stale = e.code() == Some(&SqlState::FEATURE_NOT_SUPPORTED)
+                        || e.code() == Some(&SqlState::INVALID_SQL_STATEMENT_NAME);
+                    if stale || (parses && !outcome.parsed) {
+                        self.shared().with_cache(|c| c.remove(&name));
+                    }
+                    if stale && !retried && responses.ended_idle() {
+                        retried = true;
+                        continue;
+                    }
+                }
+            }
+            return outcome.result;
+        }
     }
 
     /// Prepares a named statement on the server, letting the server infer

@@ -7,7 +7,9 @@ use pgpipe_proto::backend::Decoder;
 use pgpipe_proto::frontend::Encoder;
 use tokio::net::{TcpStream, UnixStream};
 
-use crate::config::{Config, Host, ProcessEnvironment, ResolvedConfig, SslMode, TargetSessionAttrs, Target};
+use crate::config::{
+    Config, Host, ProcessEnvironment, QueryMode, ResolvedConfig, SslMode, Target, TargetSessionAttrs,
+};
 use crate::connection::Connection;
 use crate::error::ErrorKind;
 use crate::shared::Shared;
@@ -84,6 +86,12 @@ fn check_supported(config: &ResolvedConfig) -> Result<(), Error> {
             ),
         ));
     }
+    if config.query_mode == QueryMode::Simple {
+        return Err(Error::new(
+            ErrorKind::Config,
+            "query_mode=simple is not supported yet; use cached (the default) or unnamed",
+        ));
+    }
     if config.target_session_attrs != TargetSessionAttrs::Any {
         return Err(Error::new(
             ErrorKind::Config,
@@ -111,7 +119,13 @@ async fn connect_target(config: &ResolvedConfig, target: &Target) -> Result<(Cli
         let encoder = Encoder::default();
         let decoder = Decoder::new(config.max_message_size);
         let session = handshake(&mut socket, config, target.password.as_deref(), encoder, decoder).await?;
+        // Unnamed mode never creates a named statement: no cache at all.
+        let cache_capacity = match config.query_mode {
+            QueryMode::Unnamed => 0,
+            _ => config.statement_cache_capacity,
+        };
         let shared = Arc::new(Shared::new(
+            cache_capacity,
             encoder,
             session.process_id,
             session.secret_key,

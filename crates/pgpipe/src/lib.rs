@@ -19,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+mod cache;
 mod client;
 pub mod config;
 mod connect;

@@ -30,6 +30,7 @@ pub trait ToStatement: sealed::Sealed {
 
 /// A borrowed statement reference (see [`ToStatement`]).
 #[doc(hidden)]
+#[derive(Clone, Copy)]
 pub enum StatementRef<'a> {
     Sql(&'a str),
     Prepared(&'a Statement),
@@ -88,28 +89,96 @@ fn bind<P: Params + ?Sized>(
         .map_err(encode_error)
 }
 
-/// Queues one statement with its own Sync. SQL text goes out as one round
-/// trip: Parse + Bind + Describe + Execute + Sync, parameter types taken
-/// from the Rust values.
+/// How a request was sent, which decides how its response is read and
+/// what the statement cache learns from it.
+pub(crate) enum Plan {
+    /// The unnamed statement: Parse + Bind + Describe + Execute + Sync.
+    Unnamed,
+    /// A user's prepared statement: columns known.
+    Prepared(Arc<[Column]>),
+    /// A statement from the cache.
+    Cached {
+        name: Arc<str>,
+        /// `None` until the first execution described them.
+        columns: Option<Arc<[Column]>>,
+        /// This request carried the Parse that creates the statement.
+        parses: bool,
+    },
+}
+
+impl Plan {
+    pub(crate) fn columns(&self) -> Option<Arc<[Column]>> {
+        match self {
+            Plan::Unnamed => None,
+            Plan::Prepared(c) => Some(c.clone()),
+            Plan::Cached { columns, .. } => columns.clone(),
+        }
+    }
+}
+
+/// Queues one statement with its own Sync. SQL text costs one round trip
+/// even the first time: Parse + Bind + Describe + Execute + Sync leave
+/// together, parameter types taken from the Rust values; after that the
+/// statement cache skips Parse and Describe.
 pub(crate) fn send_query<P: Params + ?Sized>(
     shared: &Arc<Shared>,
     statement: StatementRef<'_>,
     params: &P,
-) -> Result<(Responses, Option<Arc<[Column]>>), Error> {
+) -> Result<(Responses, Plan), Error> {
     match statement {
-        StatementRef::Sql(sql) => {
-            let responses = shared.send(|enc, buf| {
-                params
-                    .with_type_oids(|oids| enc.parse("", sql, oids, buf))
-                    .map_err(encode_error)?;
-                bind(enc, "", params, buf)?;
-                enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
-                enc.execute("", 0, buf).map_err(encode_error)?;
-                frontend::sync(buf);
-                Ok(())
-            })?;
-            Ok((responses, None))
-        }
+        StatementRef::Sql(sql) => shared.send_cached(|enc, buf, cache| {
+            params.with_type_oids(|oids| {
+                if !cache.enabled() {
+                    enc.parse("", sql, oids, buf).map_err(encode_error)?;
+                    bind(enc, "", params, buf)?;
+                    enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
+                    enc.execute("", 0, buf).map_err(encode_error)?;
+                    frontend::sync(buf);
+                    return Ok(Plan::Unnamed);
+                }
+                if let Some(hit) = cache.get(sql, oids) {
+                    bind(enc, &hit.name, params, buf)?;
+                    if hit.columns.is_none() {
+                        // An earlier request parsed it but its answer is not
+                        // in yet: ask for the columns again.
+                        enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
+                    }
+                    enc.execute("", 0, buf).map_err(encode_error)?;
+                    frontend::sync(buf);
+                    return Ok(Plan::Cached {
+                        name: hit.name,
+                        columns: hit.columns,
+                        parses: false,
+                    });
+                }
+                let name: Arc<str> = shared.next_statement_name().into();
+                let evicted = cache.insert(sql, oids, name.clone());
+                let encoded = (|| {
+                    if let Some(evicted) = &evicted {
+                        // Before our Sync, so its CloseComplete is ours to read.
+                        enc.close(Target::Statement, evicted, buf).map_err(encode_error)?;
+                    }
+                    enc.parse(&name, sql, oids, buf).map_err(encode_error)?;
+                    bind(enc, &name, params, buf)?;
+                    enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
+                    enc.execute("", 0, buf).map_err(encode_error)?;
+                    frontend::sync(buf);
+                    Ok(())
+                })();
+                if let Err(e) = encoded {
+                    // Nothing was sent: the new entry must not point at a
+                    // statement the server never saw. (An evicted statement
+                    // then stays open on the server until the connection ends.)
+                    cache.remove(&name);
+                    return Err(e);
+                }
+                Ok(Plan::Cached {
+                    name,
+                    columns: None,
+                    parses: true,
+                })
+            })
+        }),
         StatementRef::Prepared(stmt) => {
             check_prepared(shared, stmt, params)?;
             let responses = shared.send(|enc, buf| {
@@ -118,7 +187,7 @@ pub(crate) fn send_query<P: Params + ?Sized>(
                 frontend::sync(buf);
                 Ok(())
             })?;
-            Ok((responses, Some(stmt.shared_columns().clone())))
+            Ok((responses, Plan::Prepared(stmt.shared_columns().clone())))
         }
     }
 }
@@ -153,20 +222,39 @@ fn check_prepared<P: Params + ?Sized>(shared: &Arc<Shared>, stmt: &Statement, pa
     })
 }
 
+/// What reading a response found out.
+pub(crate) struct Outcome {
+    /// Rows affected or returned (CommandComplete), or the error.
+    pub(crate) result: Result<u64, Error>,
+    /// The columns of the result, as described or as known beforehand.
+    pub(crate) columns: Option<Arc<[Column]>>,
+    /// ParseComplete was received.
+    pub(crate) parsed: bool,
+}
+
 /// Reads one extended-query response to its end, handing each row to
-/// `on_row`; returns the affected/returned row count of CommandComplete.
+/// `on_row`.
 pub(crate) async fn read_response(
     shared: &Shared,
     responses: &mut Responses,
     mut columns: Option<Arc<[Column]>>,
     mut on_row: impl FnMut(Row),
-) -> Result<u64, Error> {
+) -> Outcome {
     let mut error: Option<Error> = None;
     let mut affected = 0;
     let mut parsed = false;
     let mut bound = false;
     loop {
-        let (tag, body) = responses.next_raw().await?;
+        let (tag, body) = match responses.next_raw().await {
+            Ok(m) => m,
+            Err(e) => {
+                return Outcome {
+                    result: Err(e),
+                    columns,
+                    parsed,
+                }
+            }
+        };
         match tag {
             tag::DATA_ROW => {
                 let Some(cols) = &columns else {
@@ -237,10 +325,15 @@ pub(crate) async fn read_response(
             },
         }
     }
-    match error {
+    let result = match error {
         Some(e) if e.kind() == ErrorKind::Protocol => Err(shared.abort(e)),
         Some(e) => Err(e),
         None => Ok(affected),
+    };
+    Outcome {
+        result,
+        columns,
+        parsed,
     }
 }
 

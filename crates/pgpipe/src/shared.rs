@@ -13,6 +13,7 @@ use std::task::Waker;
 use bytes::BytesMut;
 use pgpipe_proto::frontend::{self, Encoder};
 
+use crate::cache::StatementCache;
 use crate::error::DbError;
 use crate::slot::{Responses, Slot};
 use crate::Error;
@@ -31,6 +32,9 @@ pub(crate) struct Queue {
     /// the connection with this reason, since its state can't be trusted.
     pub(crate) abort: Option<String>,
     pub(crate) driver_waker: Option<Waker>,
+    /// Lives under the same lock as the write buffer: a lookup and the
+    /// request that relies on it are one atomic step.
+    pub(crate) cache: StatementCache,
 }
 
 pub(crate) struct Shared {
@@ -45,6 +49,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn new(
+        statement_cache_capacity: usize,
         encoder: Encoder,
         process_id: i32,
         secret_key: i32,
@@ -58,6 +63,7 @@ impl Shared {
                 terminating: false,
                 abort: None,
                 driver_waker: None,
+                cache: StatementCache::new(statement_cache_capacity),
             }),
             encoder,
             process_id,
@@ -78,9 +84,21 @@ impl Shared {
     where
         F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
     {
+        self.send_cached(|enc, buf, _| encode(enc, buf)).map(|(r, ())| r)
+    }
+
+    /// Like [`send`](Self::send), with the statement cache at hand.
+    pub(crate) fn send_cached<F, R>(&self, encode: F) -> Result<(Responses, R), Error>
+    where
+        F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
+    {
         let slot = Arc::new(Slot::default());
-        self.enqueue(slot.clone(), encode)?;
-        Ok(Responses::new(slot))
+        let r = self.enqueue(slot.clone(), encode)?;
+        Ok((Responses::new(slot), r))
+    }
+
+    pub(crate) fn with_cache<R>(&self, f: impl FnOnce(&mut StatementCache) -> R) -> R {
+        f(&mut self.lock().cache)
     }
 
     /// Like [`send`](Self::send) for requests nobody waits for (closing a
@@ -93,33 +111,34 @@ impl Shared {
         Ok(())
     }
 
-    fn enqueue<F>(&self, slot: Arc<Slot>, encode: F) -> Result<(), Error>
+    fn enqueue<F, R>(&self, slot: Arc<Slot>, encode: F) -> Result<R, Error>
     where
-        F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
+        F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
     {
-        let waker = {
+        let (waker, r) = {
             let mut q = self.lock();
             if let Some(reason) = &q.closed {
                 return Err(Error::closed().context(reason));
             }
             let start = q.write_buf.len();
-            if let Err(e) = encode(&self.encoder, &mut q.write_buf) {
-                q.write_buf.truncate(start);
-                return Err(e);
-            }
+            let q = &mut *q;
+            let r = match encode(&self.encoder, &mut q.write_buf, &mut q.cache) {
+                Ok(r) => r,
+                Err(e) => {
+                    q.write_buf.truncate(start);
+                    return Err(e);
+                }
+            };
             q.slots.push_back(slot);
             // Wake only on the idle-to-busy transition: if bytes were already
             // waiting, the driver has been woken for them and will take ours too.
-            if start == 0 {
-                q.driver_waker.take()
-            } else {
-                None
-            }
+            let waker = if start == 0 { q.driver_waker.take() } else { None };
+            (waker, r)
         };
         if let Some(w) = waker {
             w.wake();
         }
-        Ok(())
+        Ok(r)
     }
 
     /// Writes bytes that belong to a request already in flight (CopyFail

@@ -78,6 +78,8 @@ pub(crate) struct Responses {
     slot: Arc<Slot>,
     current: Bytes,
     finished: bool,
+    /// The transaction status byte of the final ReadyForQuery.
+    status: u8,
 }
 
 impl Responses {
@@ -86,6 +88,7 @@ impl Responses {
             slot,
             current: Bytes::new(),
             finished: false,
+            status: 0,
         }
     }
 
@@ -131,10 +134,19 @@ impl Responses {
         msg.advance(5);
         if tag == tag::READY_FOR_QUERY {
             self.finished = true;
+            self.status = msg.first().copied().unwrap_or(0);
         }
         Ok((tag, msg))
     }
 
+}
+
+impl Responses {
+    /// Whether the session was outside any transaction block when this
+    /// response ended (ReadyForQuery status `I`).
+    pub(crate) fn ended_idle(&self) -> bool {
+        self.finished && self.status == b'I'
+    }
 }
 
 impl Drop for Responses {
