@@ -159,7 +159,8 @@ impl Client {
     ) -> Result<u64, Error> {
         let mut retried = false;
         loop {
-            let (mut responses, plan) = send_query(self.shared(), statement, params)?;
+            let permit = self.shared().permit().await?;
+            let (mut responses, plan) = send_query(self.shared(), permit, statement, params)?;
             let outcome = read_response(self.shared(), &mut responses, plan.columns(), &mut on_row).await;
             let Plan::Cached { name, columns, parses } = plan else {
                 return outcome.result;
@@ -210,12 +211,15 @@ impl Client {
     pub async fn prepare_typed(&self, sql: &str, types: &[Type]) -> Result<Statement, Error> {
         let name = self.shared().next_statement_name();
         let oids: Vec<u32> = types.iter().map(Type::oid).collect();
-        let mut responses = self.shared().send(|enc, buf| {
-            enc.parse(&name, sql, &oids, buf).map_err(encode_error)?;
-            enc.describe(Target::Statement, &name, buf).map_err(encode_error)?;
-            frontend::sync(buf);
-            Ok(())
-        })?;
+        let mut responses = self
+            .shared()
+            .send(|enc, buf| {
+                enc.parse(&name, sql, &oids, buf).map_err(encode_error)?;
+                enc.describe(Target::Statement, &name, buf).map_err(encode_error)?;
+                frontend::sync(buf);
+                Ok(())
+            })
+            .await?;
         let mut params = Vec::new();
         let mut columns: Arc<[Column]> = Arc::from(Vec::new());
         let mut error = None;
@@ -271,7 +275,8 @@ impl Client {
     pub async fn simple_query(&self, sql: &str) -> Result<Vec<SimpleQueryMessage>, Error> {
         let mut responses = self
             .shared()
-            .send(|enc, buf| enc.query(sql, buf).map_err(encode_error))?;
+            .send(|enc, buf| enc.query(sql, buf).map_err(encode_error))
+            .await?;
         read_simple(self.shared(), &mut responses).await
     }
 

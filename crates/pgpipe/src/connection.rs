@@ -251,6 +251,7 @@ impl Connection {
         for slot in self.in_flight.drain(..).chain(queued) {
             slot.fail(kind, reason);
         }
+        self.shared.close_queue();
     }
 
     fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {

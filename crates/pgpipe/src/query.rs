@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use bytes::BytesMut;
+use tokio::sync::OwnedSemaphorePermit;
 use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, Encoder, Target};
 use pgpipe_proto::EncodeError;
@@ -122,11 +123,12 @@ impl Plan {
 /// statement cache skips Parse and Describe.
 pub(crate) fn send_query<P: Params + ?Sized>(
     shared: &Arc<Shared>,
+    permit: OwnedSemaphorePermit,
     statement: StatementRef<'_>,
     params: &P,
 ) -> Result<(Responses, Plan), Error> {
     match statement {
-        StatementRef::Sql(sql) => shared.send_cached(|enc, buf, cache| {
+        StatementRef::Sql(sql) => shared.send_cached(Some(permit), |enc, buf, cache| {
             params.with_type_oids(|oids| {
                 if !cache.enabled() {
                     enc.parse("", sql, oids, buf).map_err(encode_error)?;
@@ -181,7 +183,7 @@ pub(crate) fn send_query<P: Params + ?Sized>(
         }),
         StatementRef::Prepared(stmt) => {
             check_prepared(shared, stmt, params)?;
-            let responses = shared.send(|enc, buf| {
+            let (responses, ()) = shared.send_cached(Some(permit), |enc, buf, _| {
                 bind(enc, stmt.name(), params, buf)?;
                 enc.execute("", 0, buf).map_err(encode_error)?;
                 frontend::sync(buf);

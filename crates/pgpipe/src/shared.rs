@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::task::Waker;
 
 use bytes::BytesMut;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use pgpipe_proto::frontend::{self, Encoder};
 
 use crate::cache::StatementCache;
@@ -37,8 +38,12 @@ pub(crate) struct Queue {
     pub(crate) cache: StatementCache,
 }
 
+/// Requests that may be queued or awaiting their answer on one connection.
+pub(crate) const MAX_IN_FLIGHT: usize = 4096;
+
 pub(crate) struct Shared {
     queue: Mutex<Queue>,
+    permits: Arc<Semaphore>,
     pub(crate) encoder: Encoder,
     pub(crate) process_id: i32,
     pub(crate) secret_key: i32,
@@ -65,6 +70,7 @@ impl Shared {
                 driver_waker: None,
                 cache: StatementCache::new(statement_cache_capacity),
             }),
+            permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             encoder,
             process_id,
             secret_key,
@@ -80,19 +86,35 @@ impl Shared {
 
     /// Encodes a request into the write buffer and queues its response slot.
     /// If encoding fails the buffer is restored: nothing half-written is sent.
-    pub(crate) fn send<F>(&self, encode: F) -> Result<Responses, Error>
+    /// Waits for a place in the bounded request queue: when
+    /// [`MAX_IN_FLIGHT`] requests are queued or unanswered, callers wait
+    /// here instead of growing memory without limit.
+    pub(crate) async fn permit(&self) -> Result<OwnedSemaphorePermit, Error> {
+        self.permits.clone().acquire_owned().await.map_err(|_| {
+            let reason = self.lock().closed.clone().unwrap_or_else(|| "the connection is closed".into());
+            Error::closed().context(reason)
+        })
+    }
+
+    /// Queues a request, after waiting for a place in the queue.
+    pub(crate) async fn send<F>(&self, encode: F) -> Result<Responses, Error>
     where
         F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
     {
-        self.send_cached(|enc, buf, _| encode(enc, buf)).map(|(r, ())| r)
+        let permit = self.permit().await?;
+        self.send_cached(Some(permit), |enc, buf, _| encode(enc, buf)).map(|(r, ())| r)
     }
 
     /// Like [`send`](Self::send), with the statement cache at hand.
-    pub(crate) fn send_cached<F, R>(&self, encode: F) -> Result<(Responses, R), Error>
+    pub(crate) fn send_cached<F, R>(
+        &self,
+        permit: Option<OwnedSemaphorePermit>,
+        encode: F,
+    ) -> Result<(Responses, R), Error>
     where
         F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
     {
-        let slot = Arc::new(Slot::default());
+        let slot = Arc::new(Slot::new(permit));
         let r = self.enqueue(slot.clone(), encode)?;
         Ok((Responses::new(slot), r))
     }
@@ -103,11 +125,13 @@ impl Shared {
 
     /// Like [`send`](Self::send) for requests nobody waits for (closing a
     /// statement): the driver consumes and discards the response.
+    /// Runs outside async code (from `Drop`), so it takes no queue place:
+    /// closing statements is rare and tiny.
     pub(crate) fn send_detached<F>(&self, encode: F) -> Result<(), Error>
     where
         F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
     {
-        drop(self.send(encode)?);
+        drop(self.send_cached(None, |enc, buf, _| encode(enc, buf))?);
         Ok(())
     }
 
@@ -208,6 +232,11 @@ impl Shared {
             w.wake();
         }
         error
+    }
+
+    /// The driver is gone: wake everyone waiting for a queue place.
+    pub(crate) fn close_queue(&self) {
+        self.permits.close();
     }
 
     pub(crate) fn is_closed(&self) -> bool {

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Poll, Waker};
 
 use bytes::{Buf, Bytes};
+use tokio::sync::OwnedSemaphorePermit;
 use pgpipe_proto::backend::tag;
 
 use crate::error::ErrorKind;
@@ -33,9 +34,19 @@ struct SlotState {
 #[derive(Default)]
 pub(crate) struct Slot {
     state: Mutex<SlotState>,
+    /// A place in the bounded request queue, given back when both the driver
+    /// and the caller are done with this slot.
+    _permit: Option<OwnedSemaphorePermit>,
 }
 
 impl Slot {
+    pub(crate) fn new(permit: Option<OwnedSemaphorePermit>) -> Slot {
+        Slot {
+            state: Mutex::default(),
+            _permit: permit,
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, SlotState> {
         // A poisoned slot only means a panic elsewhere while holding it; the
         // data is still a plain queue, so keep going rather than cascade.

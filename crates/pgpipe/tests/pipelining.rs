@@ -86,3 +86,23 @@ async fn a_dropped_future_inside_a_transaction_does_not_break_it() {
     })
     .await
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_tasks_than_the_request_queue_holds_wait_their_turn() {
+    bounded(async {
+        let db = database("queuebound");
+        let client = connect(&db).await;
+        // Above the 4096 in-flight bound: the extra callers wait for a place
+        // instead of growing the queue, and everyone still gets their answer.
+        let tasks: Vec<_> = (0..6000i32)
+            .map(|i| {
+                let client = client.clone();
+                tokio::spawn(async move { client.query_one("SELECT $1::int4", (i,)).await.unwrap().get::<i32, _>(0) })
+            })
+            .collect();
+        for (i, t) in tasks.into_iter().enumerate() {
+            assert_eq!(t.await.unwrap(), i as i32);
+        }
+    })
+    .await
+}
