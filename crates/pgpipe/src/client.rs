@@ -13,10 +13,21 @@ use crate::shared::Shared;
 use crate::simple_query::{read_simple, SimpleQueryMessage};
 use crate::startup::message_name;
 use crate::statement::Statement;
+use crate::stream::RowStream;
 use crate::Error;
 
 struct Inner {
     shared: Arc<Shared>,
+}
+
+/// Counters of one connection (see [`Client::stats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ClientStats {
+    /// The most response bytes that were ever delivered by the driver but
+    /// not yet taken by the caller, for any one request: what backpressure
+    /// bounds.
+    pub peak_buffered_bytes: usize,
 }
 
 impl Drop for Inner {
@@ -83,6 +94,36 @@ impl Client {
         let mut rows = Vec::new();
         self.run(statement.to_statement(), &params, |row| rows.push(row)).await?;
         Ok(rows)
+    }
+
+    /// Runs a statement and streams its rows as they arrive, in bounded
+    /// memory (see [`RowStream`]).
+    ///
+    /// ```no_run
+    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// let mut rows = client.query_stream("SELECT id FROM events WHERE day = $1", ("2026-11-22",)).await?;
+    /// while let Some(row) = rows.next().await {
+    ///     let id: i64 = row?.get(0);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Cancel safe, and the stream may be dropped half-read (see [`RowStream`]).
+    pub async fn query_stream<S, P>(&self, statement: &S, params: P) -> Result<RowStream, Error>
+    where
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let permit = self.shared().permit().await?;
+        let (responses, plan) = send_query(self.shared(), permit, statement.to_statement(), &params)?;
+        Ok(RowStream::new(self.shared().clone(), responses, plan))
+    }
+
+    /// Counters of this connection, for monitoring and tests.
+    pub fn stats(&self) -> ClientStats {
+        ClientStats {
+            peak_buffered_bytes: self.shared().peak_buffered(),
+        }
     }
 
     /// Runs a statement that must return exactly one row.

@@ -29,6 +29,10 @@ use crate::Error;
 /// syscall over many responses.
 const READ_CHUNK: usize = 64 * 1024;
 
+/// Default bound on the unread bytes of one response (see
+/// [`Connection::max_buffered`]).
+pub(crate) const DEFAULT_MAX_BUFFERED: usize = 1 << 20;
+
 /// How long to wait for the server to hang up after Terminate.
 const TERMINATE_GRACE: Duration = Duration::from_secs(5);
 
@@ -45,12 +49,24 @@ pub struct Connection {
     read_buf: BytesMut,
     out: BytesMut,
     in_flight: VecDeque<Arc<Slot>>,
+    /// Most unread bytes one response may hold before reading pauses.
+    max_buffered: usize,
+    /// The response whose unread bytes paused reading.
+    paused_on: Option<Arc<Slot>>,
     /// Set once Terminate is queued: bounds how long we wait for EOF.
     grace: Option<Pin<Box<Sleep>>>,
     finished: bool,
 }
 
 impl Connection {
+    /// Sets the most unread bytes one response may hold before the driver
+    /// stops reading the socket (default 1 MiB). A slow consumer of a large
+    /// result then holds the server back instead of filling memory; other
+    /// requests pipelined behind it wait too.
+    pub fn max_buffered(&mut self, bytes: usize) {
+        self.max_buffered = bytes.max(1);
+    }
+
     pub(crate) fn new(socket: Socket, shared: Arc<Shared>, decoder: Decoder, read_buf: BytesMut) -> Connection {
         Connection {
             socket,
@@ -61,6 +77,8 @@ impl Connection {
             in_flight: VecDeque::new(),
             grace: None,
             finished: false,
+            max_buffered: DEFAULT_MAX_BUFFERED,
+            paused_on: None,
         }
     }
 
@@ -183,15 +201,19 @@ impl Connection {
             return Ok(());
         }
         let chunk = self.read_buf.split_to(len).freeze();
-        let Some(slot) = self.in_flight.front() else {
+        let Some(slot) = self.in_flight.front().cloned() else {
             return Err(Error::protocol(format!(
                 "the server sent a message (type {:?}) while no request was waiting",
                 chunk.first().map(|&b| b as char).unwrap_or('?')
             )));
         };
-        slot.deliver(chunk, complete);
+        let buffered = slot.deliver(chunk, complete);
+        self.shared.record_buffered(buffered);
         if complete {
             self.in_flight.pop_front();
+        }
+        if buffered > self.max_buffered {
+            self.paused_on = Some(slot);
         }
         Ok(())
     }
@@ -261,6 +283,17 @@ impl Connection {
                 self.grace = Some(Box::pin(tokio::time::sleep(TERMINATE_GRACE)));
             }
             let wrote = self.poll_write(cx)?;
+            if let Some(slot) = &self.paused_on {
+                // Backpressure: a slow consumer holds enough; leave the rest
+                // in the kernel (and the server) until it catches up.
+                if slot.should_pause(self.max_buffered, cx.waker()) {
+                    if wrote {
+                        continue;
+                    }
+                    return Poll::Pending;
+                }
+                self.paused_on = None;
+            }
             let read = match self.poll_read(cx)? {
                 Some(0) => {
                     if terminating && self.out.is_empty() {

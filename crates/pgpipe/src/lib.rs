@@ -33,8 +33,9 @@ mod slot;
 mod socket;
 mod startup;
 mod statement;
+mod stream;
 
-pub use client::Client;
+pub use client::{Client, ClientStats};
 pub use config::{ChannelBinding, Config, ConfigError, Host, LoadBalanceHosts, QueryMode, SslMode, SslNegotiation, TargetSessionAttrs};
 pub use connect::{connect, connect_with_driver};
 pub use connection::Connection;
@@ -43,6 +44,7 @@ pub use query::{StatementRef, ToStatement};
 pub use row::{Column, Row, RowIndex};
 pub use simple_query::{SimpleQueryMessage, SimpleQueryRow};
 pub use statement::Statement;
+pub use stream::RowStream;
 
 /// The type system: encode/decode traits, parameter lists and type identities.
 pub mod types {

@@ -6,7 +6,7 @@
 //! requests that arrive together leave together (implicit pipelining).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::task::Waker;
 
@@ -50,6 +50,7 @@ pub(crate) struct Shared {
     pub(crate) parameters: RwLock<HashMap<String, String>>,
     pub(crate) notice_handler: RwLock<Option<NoticeHandler>>,
     next_statement_id: AtomicU64,
+    peak_buffered: AtomicUsize,
 }
 
 impl Shared {
@@ -77,6 +78,7 @@ impl Shared {
             parameters: RwLock::new(parameters),
             notice_handler: RwLock::new(None),
             next_statement_id: AtomicU64::new(0),
+            peak_buffered: AtomicUsize::new(0),
         }
     }
 
@@ -241,6 +243,14 @@ impl Shared {
 
     pub(crate) fn is_closed(&self) -> bool {
         self.lock().closed.is_some()
+    }
+
+    pub(crate) fn record_buffered(&self, bytes: usize) {
+        self.peak_buffered.fetch_max(bytes, Ordering::Relaxed);
+    }
+
+    pub(crate) fn peak_buffered(&self) -> usize {
+        self.peak_buffered.load(Ordering::Relaxed)
     }
 
     pub(crate) fn next_statement_name(&self) -> String {

@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Poll, Waker};
+use std::task::{Context, Poll, Waker};
 
 use bytes::{Buf, Bytes};
 use tokio::sync::OwnedSemaphorePermit;
@@ -28,6 +28,12 @@ struct SlotState {
     /// The receiver is gone; further chunks are dropped.
     abandoned: bool,
     waker: Option<Waker>,
+    /// Bytes delivered but not yet taken by the caller.
+    buffered: usize,
+    /// Set while the driver has stopped reading because this response holds
+    /// too much: the caller wakes it once `buffered` drops to `resume_at`.
+    driver_waker: Option<Waker>,
+    resume_at: usize,
 }
 
 /// One request's response, shared by the driver (producer) and the caller.
@@ -53,19 +59,38 @@ impl Slot {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Driver side: hands over a run of complete messages.
-    pub(crate) fn deliver(&self, chunk: Bytes, complete: bool) {
-        let waker = {
+    /// Driver side: hands over a run of complete messages; returns how many
+    /// bytes this response now holds unread.
+    pub(crate) fn deliver(&self, chunk: Bytes, complete: bool) -> usize {
+        let (waker, buffered) = {
             let mut st = self.lock();
             if !st.abandoned {
+                st.buffered += chunk.len();
                 st.chunks.push_back(chunk);
             }
             st.done |= complete;
-            st.waker.take()
+            (st.waker.take(), st.buffered)
         };
         if let Some(w) = waker {
             w.wake();
         }
+        buffered
+    }
+
+    /// Driver side: whether to stop reading the socket because this response
+    /// holds more than `limit` unread bytes. If so, the caller wakes the
+    /// driver when it has taken enough.
+    pub(crate) fn should_pause(&self, limit: usize, driver: &Waker) -> bool {
+        let mut st = self.lock();
+        if st.abandoned || st.buffered <= limit {
+            return false;
+        }
+        st.resume_at = limit / 2;
+        match &st.driver_waker {
+            Some(w) if w.will_wake(driver) => {}
+            _ => st.driver_waker = Some(driver.clone()),
+        }
+        true
     }
 
     /// Driver side: the connection is gone; wake the caller with the reason.
@@ -105,41 +130,57 @@ impl Responses {
 
     /// The next message as its type byte and unparsed body.
     pub(crate) async fn next_raw(&mut self) -> Result<(u8, Bytes), Error> {
+        poll_fn(|cx| self.poll_next_raw(cx)).await
+    }
+
+    /// Poll form of [`next_raw`](Self::next_raw), for streams.
+    pub(crate) fn poll_next_raw(&mut self, cx: &mut Context<'_>) -> Poll<Result<(u8, Bytes), Error>> {
         if self.current.is_empty() {
             if self.finished {
-                return Err(Error::protocol("read past the end of a response (internal error)"));
+                return Poll::Ready(Err(Error::protocol(
+                    "read past the end of a response (internal error)",
+                )));
             }
-            self.current = poll_fn(|cx| {
+            let (chunk, driver) = {
                 let mut st = self.slot.lock();
-                if let Some(chunk) = st.chunks.pop_front() {
-                    return Poll::Ready(Ok(chunk));
+                match st.chunks.pop_front() {
+                    Some(chunk) => {
+                        st.buffered -= chunk.len();
+                        let driver = if st.buffered <= st.resume_at { st.driver_waker.take() } else { None };
+                        (chunk, driver)
+                    }
+                    None => {
+                        if let Some((kind, reason)) = &st.failed {
+                            return Poll::Ready(Err(Error::new(*kind, reason.clone())));
+                        }
+                        if st.done {
+                            return Poll::Ready(Err(Error::protocol(
+                                "response ended without ReadyForQuery (internal error)",
+                            )));
+                        }
+                        match &st.waker {
+                            Some(w) if w.will_wake(cx.waker()) => {}
+                            _ => st.waker = Some(cx.waker().clone()),
+                        }
+                        return Poll::Pending;
+                    }
                 }
-                if let Some((kind, reason)) = &st.failed {
-                    return Poll::Ready(Err(Error::new(*kind, reason.clone())));
-                }
-                if st.done {
-                    return Poll::Ready(Err(Error::protocol(
-                        "response ended without ReadyForQuery (internal error)",
-                    )));
-                }
-                match &st.waker {
-                    Some(w) if w.will_wake(cx.waker()) => {}
-                    _ => st.waker = Some(cx.waker().clone()),
-                }
-                Poll::Pending
-            })
-            .await?;
+            };
+            if let Some(driver) = driver {
+                driver.wake();
+            }
+            self.current = chunk;
         }
         // The driver framed these messages with the same decoder, so the
         // header is present and the length fits; check anyway, never panic.
         if self.current.len() < 5 {
-            return Err(Error::protocol("truncated message in a response chunk"));
+            return Poll::Ready(Err(Error::protocol("truncated message in a response chunk")));
         }
         let tag = self.current[0];
         let len = u32::from_be_bytes([self.current[1], self.current[2], self.current[3], self.current[4]])
             as usize;
         if len < 4 || self.current.len() < 1 + len {
-            return Err(Error::protocol("truncated message in a response chunk"));
+            return Poll::Ready(Err(Error::protocol("truncated message in a response chunk")));
         }
         let mut msg = self.current.split_to(1 + len);
         msg.advance(5);
@@ -147,7 +188,7 @@ impl Responses {
             self.finished = true;
             self.status = msg.first().copied().unwrap_or(0);
         }
-        Ok((tag, msg))
+        Poll::Ready(Ok((tag, msg)))
     }
 
 }
@@ -163,10 +204,18 @@ impl Responses {
 impl Drop for Responses {
     fn drop(&mut self) {
         if !self.finished {
-            let mut st = self.slot.lock();
-            st.abandoned = true;
-            st.chunks.clear();
-            st.waker = None;
+            let driver = {
+                let mut st = self.slot.lock();
+                st.abandoned = true;
+                st.chunks.clear();
+                st.buffered = 0;
+                st.waker = None;
+                st.driver_waker.take()
+            };
+            // A paused driver must go on draining what nobody will read.
+            if let Some(driver) = driver {
+                driver.wake();
+            }
         }
     }
 }
