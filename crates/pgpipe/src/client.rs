@@ -14,6 +14,7 @@ use crate::simple_query::{read_simple, SimpleQueryMessage};
 use crate::startup::message_name;
 use crate::statement::Statement;
 use crate::stream::RowStream;
+use crate::batch::Batch;
 use crate::Error;
 
 struct Inner {
@@ -62,7 +63,7 @@ impl Client {
         }
     }
 
-    fn shared(&self) -> &Arc<Shared> {
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.inner.shared
     }
 
@@ -203,29 +204,49 @@ impl Client {
             let permit = self.shared().permit().await?;
             let (mut responses, plan) = send_query(self.shared(), permit, statement, params)?;
             let outcome = read_response(self.shared(), &mut responses, plan.columns(), &mut on_row).await;
-            let Plan::Cached { name, columns, parses } = plan else {
-                return outcome.result;
-            };
-            match &outcome.result {
-                Ok(_) => {
-                    if let (None, Some(described)) = (&columns, &outcome.columns) {
-                        self.shared().with_cache(|c| c.set_columns(&name, described));
-                    }
-                }
-                Err(e) => {
-                    let stale = e.code() == Some(&SqlState::FEATURE_NOT_SUPPORTED)
-                        || e.code() == Some(&SqlState::INVALID_SQL_STATEMENT_NAME);
-                    if stale || (parses && !outcome.parsed) {
-                        self.shared().with_cache(|c| c.remove(&name));
-                    }
-                    if stale && !retried && responses.ended_idle() {
-                        retried = true;
-                        continue;
-                    }
-                }
+            let stale = self.learn(&plan, outcome.result.as_ref().err(), outcome.parsed, outcome.columns.as_ref());
+            if stale && !retried && responses.ended_idle() {
+                retried = true;
+                continue;
             }
             return outcome.result;
         }
+    }
+
+    /// Keeps the statement cache in step with what a response showed: adds
+    /// the columns of a newly described statement, forgets one that failed
+    /// to parse or went stale. Returns whether it was stale (worth a retry).
+    pub(crate) fn learn(
+        &self,
+        plan: &Plan,
+        error: Option<&Error>,
+        parsed: bool,
+        described: Option<&Arc<[Column]>>,
+    ) -> bool {
+        let Plan::Cached { name, columns, parses } = plan else {
+            return false;
+        };
+        match error {
+            None => {
+                if let (None, Some(described)) = (columns, described) {
+                    self.shared().with_cache(|c| c.set_columns(name, described));
+                }
+                false
+            }
+            Some(e) => {
+                let stale = e.code() == Some(&SqlState::FEATURE_NOT_SUPPORTED)
+                    || e.code() == Some(&SqlState::INVALID_SQL_STATEMENT_NAME);
+                if stale || (*parses && !parsed) {
+                    self.shared().with_cache(|c| c.remove(name));
+                }
+                stale
+            }
+        }
+    }
+
+    /// Starts a [`Batch`]: statements sent in one write, results in order.
+    pub fn batch(&self) -> Batch<'_> {
+        Batch::new(self)
     }
 
     /// Prepares a named statement on the server, letting the server infer

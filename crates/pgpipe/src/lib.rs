@@ -19,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+mod batch;
 mod cache;
 mod client;
 pub mod config;
@@ -35,6 +36,7 @@ mod startup;
 mod statement;
 mod stream;
 
+pub use batch::{Batch, BatchResult};
 pub use client::{Client, ClientStats};
 pub use config::{ChannelBinding, Config, ConfigError, Host, LoadBalanceHosts, QueryMode, SslMode, SslNegotiation, TargetSessionAttrs};
 pub use connect::{connect, connect_with_driver};

@@ -9,6 +9,7 @@ use pgpipe_proto::frontend::{self, Encoder, Target};
 use pgpipe_proto::EncodeError;
 use pgpipe_types::Params;
 
+use crate::cache::StatementCache;
 use crate::error::{DbError, ErrorKind, SqlState};
 use crate::row::{Column, Row};
 use crate::shared::Shared;
@@ -127,74 +128,91 @@ pub(crate) fn send_query<P: Params + ?Sized>(
     statement: StatementRef<'_>,
     params: &P,
 ) -> Result<(Responses, Plan), Error> {
-    match statement {
-        StatementRef::Sql(sql) => shared.send_cached(Some(permit), |enc, buf, cache| {
-            params.with_type_oids(|oids| {
-                if !cache.enabled() {
-                    enc.parse("", sql, oids, buf).map_err(encode_error)?;
-                    bind(enc, "", params, buf)?;
-                    enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
-                    enc.execute("", 0, buf).map_err(encode_error)?;
-                    frontend::sync(buf);
-                    return Ok(Plan::Unnamed);
-                }
-                if let Some(hit) = cache.get(sql, oids) {
-                    bind(enc, &hit.name, params, buf)?;
-                    if hit.columns.is_none() {
-                        // An earlier request parsed it but its answer is not
-                        // in yet: ask for the columns again.
-                        enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
-                    }
-                    enc.execute("", 0, buf).map_err(encode_error)?;
-                    frontend::sync(buf);
-                    return Ok(Plan::Cached {
-                        name: hit.name,
-                        columns: hit.columns,
-                        parses: false,
-                    });
-                }
-                let name: Arc<str> = shared.next_statement_name().into();
-                let evicted = cache.insert(sql, oids, name.clone());
-                let encoded = (|| {
-                    if let Some(evicted) = &evicted {
-                        // Before our Sync, so its CloseComplete is ours to read.
-                        enc.close(Target::Statement, evicted, buf).map_err(encode_error)?;
-                    }
-                    enc.parse(&name, sql, oids, buf).map_err(encode_error)?;
-                    bind(enc, &name, params, buf)?;
-                    enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
-                    enc.execute("", 0, buf).map_err(encode_error)?;
-                    frontend::sync(buf);
-                    Ok(())
-                })();
-                if let Err(e) = encoded {
-                    // Nothing was sent: the new entry must not point at a
-                    // statement the server never saw. (An evicted statement
-                    // then stays open on the server until the connection ends.)
-                    cache.remove(&name);
-                    return Err(e);
-                }
-                Ok(Plan::Cached {
-                    name,
-                    columns: None,
-                    parses: true,
-                })
-            })
-        }),
-        StatementRef::Prepared(stmt) => {
-            check_prepared(shared, stmt, params)?;
-            let (responses, ()) = shared.send_cached(Some(permit), |enc, buf, _| {
-                bind(enc, stmt.name(), params, buf)?;
-                enc.execute("", 0, buf).map_err(encode_error)?;
-                frontend::sync(buf);
-                Ok(())
-            })?;
-            Ok((responses, Plan::Prepared(stmt.shared_columns().clone())))
-        }
+    if let StatementRef::Prepared(stmt) = statement {
+        check_prepared(shared, stmt, params)?;
     }
+    shared.send_cached(Some(permit), |enc, buf, cache| {
+        encode_statement(shared, enc, buf, cache, statement, params, true)
+    })
 }
 
-fn check_prepared<P: Params + ?Sized>(shared: &Arc<Shared>, stmt: &Statement, params: &P) -> Result<(), Error> {
+/// Encodes one statement: from the cache if it is there (Bind + Execute),
+/// else Parse + Bind + Describe + Execute; `sync` ends it with its own Sync.
+/// The caller checks a prepared statement's parameters first.
+pub(crate) fn encode_statement<P: Params + ?Sized>(
+    shared: &Shared,
+    enc: &Encoder,
+    buf: &mut BytesMut,
+    cache: &mut StatementCache,
+    statement: StatementRef<'_>,
+    params: &P,
+    sync: bool,
+) -> Result<Plan, Error> {
+    let end = |buf: &mut BytesMut| -> Result<(), Error> {
+        enc.execute("", 0, buf).map_err(encode_error)?;
+        if sync {
+            frontend::sync(buf);
+        }
+        Ok(())
+    };
+    let sql = match statement {
+        StatementRef::Prepared(stmt) => {
+            bind(enc, stmt.name(), params, buf)?;
+            end(buf)?;
+            return Ok(Plan::Prepared(stmt.shared_columns().clone()));
+        }
+        StatementRef::Sql(sql) => sql,
+    };
+    params.with_type_oids(|oids| {
+        if !cache.enabled() {
+            enc.parse("", sql, oids, buf).map_err(encode_error)?;
+            bind(enc, "", params, buf)?;
+            enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
+            end(buf)?;
+            return Ok(Plan::Unnamed);
+        }
+        if let Some(hit) = cache.get(sql, oids) {
+            bind(enc, &hit.name, params, buf)?;
+            if hit.columns.is_none() {
+                // An earlier request parsed it but its answer is not in
+                // yet: ask for the columns again.
+                enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
+            }
+            end(buf)?;
+            return Ok(Plan::Cached {
+                name: hit.name,
+                columns: hit.columns,
+                parses: false,
+            });
+        }
+        let name: Arc<str> = shared.next_statement_name().into();
+        let evicted = cache.insert(sql, oids, name.clone());
+        let encoded = (|| {
+            if let Some(evicted) = &evicted {
+                // Before our Sync, so its CloseComplete is ours to read.
+                enc.close(Target::Statement, evicted, buf).map_err(encode_error)?;
+            }
+            enc.parse(&name, sql, oids, buf).map_err(encode_error)?;
+            bind(enc, &name, params, buf)?;
+            enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
+            end(buf)
+        })();
+        if let Err(e) = encoded {
+            // Nothing is sent: the new entry must not point at a statement
+            // the server never saw. (An evicted statement then stays open on
+            // the server until the connection ends.)
+            cache.remove(&name);
+            return Err(e);
+        }
+        Ok(Plan::Cached {
+            name,
+            columns: None,
+            parses: true,
+        })
+    })
+}
+
+pub(crate) fn check_prepared<P: Params + ?Sized>(shared: &Arc<Shared>, stmt: &Statement, params: &P) -> Result<(), Error> {
     if !stmt.belongs_to(shared) {
         return Err(Error::new(
             ErrorKind::Config,

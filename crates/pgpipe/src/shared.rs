@@ -117,7 +117,7 @@ impl Shared {
         F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
     {
         let slot = Arc::new(Slot::new(permit));
-        let r = self.enqueue(slot.clone(), encode)?;
+        let r = self.enqueue([slot.clone()], encode)?;
         Ok((Responses::new(slot), r))
     }
 
@@ -137,7 +137,18 @@ impl Shared {
         Ok(())
     }
 
-    fn enqueue<F, R>(&self, slot: Arc<Slot>, encode: F) -> Result<R, Error>
+    /// Queues several requests in one step (one write for all of them);
+    /// `encode` writes them in the order of `permits`, each ending in a Sync.
+    pub(crate) fn send_many<F, R>(&self, permits: Vec<OwnedSemaphorePermit>, encode: F) -> Result<(Vec<Responses>, R), Error>
+    where
+        F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
+    {
+        let slots: Vec<Arc<Slot>> = permits.into_iter().map(|p| Arc::new(Slot::new(Some(p)))).collect();
+        let r = self.enqueue(slots.iter().cloned(), encode)?;
+        Ok((slots.into_iter().map(Responses::new).collect(), r))
+    }
+
+    fn enqueue<F, R>(&self, slots: impl IntoIterator<Item = Arc<Slot>>, encode: F) -> Result<R, Error>
     where
         F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
     {
@@ -155,7 +166,7 @@ impl Shared {
                     return Err(e);
                 }
             };
-            q.slots.push_back(slot);
+            q.slots.extend(slots);
             // Wake only on the idle-to-busy transition: if bytes were already
             // waiting, the driver has been woken for them and will take ours too.
             let waker = if start == 0 { q.driver_waker.take() } else { None };
@@ -234,6 +245,30 @@ impl Shared {
             w.wake();
         }
         error
+    }
+
+    /// Waits for `n` places in the request queue, taken all at once so
+    /// that two waiting batches can never each hold part of what they need.
+    pub(crate) async fn permits(&self, n: usize) -> Result<Vec<OwnedSemaphorePermit>, Error> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        if n > MAX_IN_FLIGHT {
+            return Err(Error::new(
+                crate::ErrorKind::Encode,
+                format!("a batch of {n} statements is larger than the request queue ({MAX_IN_FLIGHT}); split it"),
+            ));
+        }
+        let mut all = self.permits.clone().acquire_many_owned(n as u32).await.map_err(|_| {
+            let reason = self.lock().closed.clone().unwrap_or_else(|| "the connection is closed".into());
+            Error::closed().context(reason)
+        })?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 1..n {
+            out.extend(all.split(1));
+        }
+        out.push(all);
+        Ok(out)
     }
 
     /// The driver is gone: wake everyone waiting for a queue place.

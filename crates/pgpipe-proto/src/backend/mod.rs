@@ -1,10 +1,36 @@
 //! Decoder for backend (server to client) messages.
-//! CONTRACT STUB: the public names and signatures here are fixed; the proto
-//! helper writes the bodies (and may split this file: one message family a file).
+//!
+//! [`Decoder::decode`] splits one complete message off a read buffer without
+//! copying it and [`Message::parse`] validates its whole body up front, so the
+//! accessors of the body types are plain reads that cannot fail or panic. A
+//! server that sends garbage gets a [`DecodeError`] saying what and where,
+//! never a panic, and never an allocation sized by the garbage: lengths are
+//! checked against [`Decoder::max_message_len`] from the header alone.
+//!
+//! Indices in error messages (columns, fields) are zero-based.
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
-use crate::{DecodeError, Oid};
+use crate::{DecodeError, DecodeErrorKind};
+
+mod authentication;
+mod copy;
+mod data_row;
+mod error_fields;
+mod parameter_description;
+mod reader;
+mod row_description;
+mod text;
+
+pub use authentication::SaslMechanisms;
+pub use copy::CopyResponse;
+pub use data_row::DataRow;
+pub use error_fields::ErrorFields;
+pub use parameter_description::ParameterDescription;
+pub use row_description::{Field, RowDescription};
+pub use text::{CommandComplete, NegotiateProtocolVersion, Notification, ParameterStatus};
+
+use reader::{malformed, Reader};
 
 /// Message type bytes of the backend messages.
 pub mod tag {
@@ -32,6 +58,37 @@ pub mod tag {
     pub const PORTAL_SUSPENDED: u8 = b's';
     pub const READY_FOR_QUERY: u8 = b'Z';
     pub const ROW_DESCRIPTION: u8 = b'T';
+
+    /// The protocol documentation's name of a backend message type, `None`
+    /// for a byte that is not one.
+    pub const fn name(tag: u8) -> Option<&'static str> {
+        Some(match tag {
+            AUTHENTICATION => "Authentication",
+            BACKEND_KEY_DATA => "BackendKeyData",
+            BIND_COMPLETE => "BindComplete",
+            CLOSE_COMPLETE => "CloseComplete",
+            COMMAND_COMPLETE => "CommandComplete",
+            COPY_DATA => "CopyData",
+            COPY_DONE => "CopyDone",
+            COPY_IN_RESPONSE => "CopyInResponse",
+            COPY_OUT_RESPONSE => "CopyOutResponse",
+            COPY_BOTH_RESPONSE => "CopyBothResponse",
+            DATA_ROW => "DataRow",
+            EMPTY_QUERY_RESPONSE => "EmptyQueryResponse",
+            ERROR_RESPONSE => "ErrorResponse",
+            NEGOTIATE_PROTOCOL_VERSION => "NegotiateProtocolVersion",
+            NO_DATA => "NoData",
+            NOTICE_RESPONSE => "NoticeResponse",
+            NOTIFICATION_RESPONSE => "NotificationResponse",
+            PARAMETER_DESCRIPTION => "ParameterDescription",
+            PARAMETER_STATUS => "ParameterStatus",
+            PARSE_COMPLETE => "ParseComplete",
+            PORTAL_SUSPENDED => "PortalSuspended",
+            READY_FOR_QUERY => "ReadyForQuery",
+            ROW_DESCRIPTION => "RowDescription",
+            _ => return None,
+        })
+    }
 }
 
 /// The 5-byte header of a backend message.
@@ -42,6 +99,9 @@ pub struct Header {
     /// Total length of the message on the wire: 1 (tag) + the declared length.
     pub total_len: usize,
 }
+
+/// Length of the header: type byte and `i32` length.
+pub const HEADER_LEN: usize = 5;
 
 /// Splits backend messages off a read buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,14 +128,59 @@ impl Decoder {
     /// anything. `Ok(None)` if fewer than 5 bytes are there. The body may still be
     /// incomplete: compare `total_len` with `buf.len()`. Does not check the tag.
     pub fn header(&self, buf: &[u8]) -> Result<Option<Header>, DecodeError> {
-        let _ = buf;
-        todo!()
+        let Some(&[tag, a, b, c, d]) = buf.first_chunk::<HEADER_LEN>() else {
+            return Ok(None);
+        };
+        let len = i32::from_be_bytes([a, b, c, d]);
+        if len < 4 {
+            return Err(DecodeError::new(
+                tag,
+                DecodeErrorKind::InvalidLength { len: len.into() },
+            ));
+        }
+        // Non-negative after the check above.
+        let len = len as usize;
+        if len > self.max_message_len {
+            return Err(DecodeError::new(
+                tag,
+                DecodeErrorKind::MessageTooLarge {
+                    len,
+                    max: self.max_message_len,
+                },
+            ));
+        }
+        Ok(Some(Header {
+            tag,
+            total_len: len + 1,
+        }))
     }
     /// Splits one complete message off the front of `buf` and parses it;
     /// `Ok(None)` (consuming nothing) if the message is not complete yet.
+    ///
+    /// Errors found in the header (bad length, message too large, unknown
+    /// type) are reported as soon as the header is there and consume nothing:
+    /// the stream cannot be trusted past them. An error in a body consumes
+    /// that message, whose boundaries were sound, so a caller may log it and
+    /// carry on with the next one.
     pub fn decode(&self, buf: &mut BytesMut) -> Result<Option<Message>, DecodeError> {
-        let _ = buf;
-        todo!()
+        let Some(header) = self.header(buf)? else {
+            return Ok(None);
+        };
+        // Refusing an unknown type before its body arrives keeps a peer that
+        // is not a PostgreSQL server from making us wait for (and buffer) up
+        // to `max_message_len` bytes of garbage.
+        if tag::name(header.tag).is_none() {
+            return Err(DecodeError::new(
+                header.tag,
+                DecodeErrorKind::UnknownMessageType,
+            ));
+        }
+        if buf.len() < header.total_len {
+            return Ok(None);
+        }
+        let mut frame = buf.split_to(header.total_len);
+        frame.advance(HEADER_LEN);
+        Message::parse(header.tag, frame.freeze()).map(Some)
     }
 }
 
@@ -92,7 +197,7 @@ pub enum TransactionStatus {
 
 /// A decoded backend message. Bodies are zero-copy views into the read buffer,
 /// validated when the message was parsed so their accessors cannot fail.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Message {
     /// AuthenticationOk.
@@ -174,206 +279,121 @@ pub enum Message {
 impl Message {
     /// Parses a message body (everything after the 5-byte header) of type `tag`.
     pub fn parse(tag: u8, body: Bytes) -> Result<Message, DecodeError> {
-        let _ = (tag, body);
-        todo!()
+        parse_body(tag, body).map_err(|kind| DecodeError::new(tag, kind))
+    }
+
+    /// The message type byte this message is sent with.
+    pub fn tag(&self) -> u8 {
+        use tag::*;
+        match self {
+            Message::AuthenticationOk
+            | Message::AuthenticationKerberosV5
+            | Message::AuthenticationCleartextPassword
+            | Message::AuthenticationMd5Password { .. }
+            | Message::AuthenticationScmCredential
+            | Message::AuthenticationGss
+            | Message::AuthenticationGssContinue(_)
+            | Message::AuthenticationSspi
+            | Message::AuthenticationSasl(_)
+            | Message::AuthenticationSaslContinue(_)
+            | Message::AuthenticationSaslFinal(_) => AUTHENTICATION,
+            Message::BackendKeyData { .. } => BACKEND_KEY_DATA,
+            Message::BindComplete => BIND_COMPLETE,
+            Message::CloseComplete => CLOSE_COMPLETE,
+            Message::CommandComplete(_) => COMMAND_COMPLETE,
+            Message::CopyData(_) => COPY_DATA,
+            Message::CopyDone => COPY_DONE,
+            Message::CopyInResponse(_) => COPY_IN_RESPONSE,
+            Message::CopyOutResponse(_) => COPY_OUT_RESPONSE,
+            Message::CopyBothResponse(_) => COPY_BOTH_RESPONSE,
+            Message::DataRow(_) => DATA_ROW,
+            Message::EmptyQueryResponse => EMPTY_QUERY_RESPONSE,
+            Message::ErrorResponse(_) => ERROR_RESPONSE,
+            Message::NegotiateProtocolVersion(_) => NEGOTIATE_PROTOCOL_VERSION,
+            Message::NoData => NO_DATA,
+            Message::NoticeResponse(_) => NOTICE_RESPONSE,
+            Message::NotificationResponse(_) => NOTIFICATION_RESPONSE,
+            Message::ParameterDescription(_) => PARAMETER_DESCRIPTION,
+            Message::ParameterStatus(_) => PARAMETER_STATUS,
+            Message::ParseComplete => PARSE_COMPLETE,
+            Message::PortalSuspended => PORTAL_SUSPENDED,
+            Message::ReadyForQuery(_) => READY_FOR_QUERY,
+            Message::RowDescription(_) => ROW_DESCRIPTION,
+        }
     }
 }
 
-/// The SASL mechanisms listed by AuthenticationSASL.
-#[derive(Debug, Clone)]
-pub struct SaslMechanisms {
-    body: Bytes,
+fn parse_body(tag: u8, body: Bytes) -> Result<Message, DecodeErrorKind> {
+    use tag::*;
+    Ok(match tag {
+        DATA_ROW => Message::DataRow(DataRow::parse(body)?),
+        COMMAND_COMPLETE => Message::CommandComplete(CommandComplete::parse(body)?),
+        READY_FOR_QUERY => Message::ReadyForQuery(parse_ready_for_query(&body)?),
+        ROW_DESCRIPTION => Message::RowDescription(RowDescription::parse(body)?),
+        PARSE_COMPLETE => empty(&body, Message::ParseComplete)?,
+        BIND_COMPLETE => empty(&body, Message::BindComplete)?,
+        CLOSE_COMPLETE => empty(&body, Message::CloseComplete)?,
+        NO_DATA => empty(&body, Message::NoData)?,
+        PORTAL_SUSPENDED => empty(&body, Message::PortalSuspended)?,
+        EMPTY_QUERY_RESPONSE => empty(&body, Message::EmptyQueryResponse)?,
+        COPY_DONE => empty(&body, Message::CopyDone)?,
+        COPY_DATA => Message::CopyData(body),
+        PARAMETER_DESCRIPTION => Message::ParameterDescription(ParameterDescription::parse(body)?),
+        ERROR_RESPONSE => Message::ErrorResponse(ErrorFields::parse(body)?),
+        NOTICE_RESPONSE => Message::NoticeResponse(ErrorFields::parse(body)?),
+        PARAMETER_STATUS => Message::ParameterStatus(ParameterStatus::parse(body)?),
+        NOTIFICATION_RESPONSE => Message::NotificationResponse(Notification::parse(body)?),
+        COPY_IN_RESPONSE => Message::CopyInResponse(CopyResponse::parse(body)?),
+        COPY_OUT_RESPONSE => Message::CopyOutResponse(CopyResponse::parse(body)?),
+        COPY_BOTH_RESPONSE => Message::CopyBothResponse(CopyResponse::parse(body)?),
+        AUTHENTICATION => authentication::parse(body)?,
+        BACKEND_KEY_DATA => {
+            let mut r = Reader::new(&body);
+            let process_id = r.i32("process id")?;
+            let secret_key = r.i32("secret key")?;
+            r.finish("secret key")?;
+            Message::BackendKeyData {
+                process_id,
+                secret_key,
+            }
+        }
+        NEGOTIATE_PROTOCOL_VERSION => {
+            Message::NegotiateProtocolVersion(NegotiateProtocolVersion::parse(body)?)
+        }
+        _ => return Err(DecodeErrorKind::UnknownMessageType),
+    })
 }
-impl SaslMechanisms {
-    /// Mechanism names, in the server's order.
-    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
-        let _ = &self.body;
-        std::iter::empty()
+
+/// Accepts a message that has no body.
+fn empty(body: &[u8], message: Message) -> Result<Message, DecodeErrorKind> {
+    if body.is_empty() {
+        Ok(message)
+    } else {
+        Err(malformed(format!(
+            "the body must be empty but has {} bytes",
+            body.len()
+        )))
     }
 }
 
-/// CommandComplete body.
-#[derive(Debug, Clone)]
-pub struct CommandComplete {
-    body: Bytes,
-}
-impl CommandComplete {
-    /// The command tag, e.g. `"INSERT 0 3"`.
-    pub fn tag(&self) -> &str {
-        let _ = &self.body;
-        todo!()
-    }
-    /// Rows affected or returned: the last word of the tag when it is a number
-    /// (INSERT, UPDATE, DELETE, SELECT, MOVE, FETCH, COPY, MERGE); `None` otherwise.
-    pub fn rows(&self) -> Option<u64> {
-        todo!()
-    }
-}
-
-/// CopyIn/Out/BothResponse body.
-#[derive(Debug, Clone)]
-pub struct CopyResponse {
-    body: Bytes,
-}
-impl CopyResponse {
-    /// Overall format: 0 text, 1 binary.
-    pub fn format(&self) -> i8 {
-        let _ = &self.body;
-        todo!()
-    }
-    /// Per-column format codes.
-    pub fn column_formats(&self) -> impl Iterator<Item = i16> + '_ {
-        std::iter::empty()
+fn parse_ready_for_query(body: &[u8]) -> Result<TransactionStatus, DecodeErrorKind> {
+    let mut r = Reader::new(body);
+    let status = r.u8("transaction status")?;
+    r.finish("transaction status")?;
+    match status {
+        b'I' => Ok(TransactionStatus::Idle),
+        b'T' => Ok(TransactionStatus::InTransaction),
+        b'E' => Ok(TransactionStatus::Failed),
+        other => Err(malformed(format!(
+            "unknown transaction status {other:#04x}{}",
+            if other.is_ascii_graphic() {
+                format!(" ('{}')", other as char)
+            } else {
+                String::new()
+            }
+        ))),
     }
 }
 
-/// A DataRow body: validated so that every column length fits in the body.
-#[derive(Debug, Clone)]
-pub struct DataRow {
-    body: Bytes,
-    column_count: u16,
-}
-impl DataRow {
-    /// Number of columns.
-    pub fn column_count(&self) -> usize {
-        self.column_count as usize
-    }
-    /// The whole body (starting with the 2-byte column count).
-    pub fn buffer(&self) -> &Bytes {
-        &self.body
-    }
-    /// Each column's byte range within [`DataRow::buffer`], `None` for NULL.
-    pub fn ranges(&self) -> impl Iterator<Item = Option<std::ops::Range<usize>>> + '_ {
-        std::iter::empty()
-    }
-    /// Each column's bytes, `None` for NULL.
-    pub fn columns(&self) -> impl Iterator<Item = Option<&[u8]>> + '_ {
-        std::iter::empty()
-    }
-}
-
-/// An ErrorResponse or NoticeResponse body: `(field code, value)` pairs.
-#[derive(Debug, Clone)]
-pub struct ErrorFields {
-    body: Bytes,
-}
-impl ErrorFields {
-    /// The fields in order: code byte (`b'S'`, `b'C'`, `b'M'`, ...) and raw value.
-    pub fn iter(&self) -> impl Iterator<Item = (u8, &[u8])> + '_ {
-        let _ = &self.body;
-        std::iter::empty()
-    }
-}
-
-/// NegotiateProtocolVersion body.
-#[derive(Debug, Clone)]
-pub struct NegotiateProtocolVersion {
-    /// Newest minor protocol version the server supports.
-    pub newest_minor: i32,
-    body: Bytes,
-}
-impl NegotiateProtocolVersion {
-    /// Protocol options the server did not recognise.
-    pub fn unrecognized_options(&self) -> impl Iterator<Item = &str> + '_ {
-        let _ = &self.body;
-        std::iter::empty()
-    }
-}
-
-/// NotificationResponse body.
-#[derive(Debug, Clone)]
-pub struct Notification {
-    /// PID of the notifying backend.
-    pub process_id: i32,
-    body: Bytes,
-}
-impl Notification {
-    /// Channel name.
-    pub fn channel(&self) -> &str {
-        let _ = &self.body;
-        todo!()
-    }
-    /// Payload.
-    pub fn payload(&self) -> &str {
-        todo!()
-    }
-}
-
-/// ParameterDescription body.
-#[derive(Debug, Clone)]
-pub struct ParameterDescription {
-    body: Bytes,
-}
-impl ParameterDescription {
-    /// Number of parameters.
-    pub fn len(&self) -> usize {
-        let _ = &self.body;
-        todo!()
-    }
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Parameter type OIDs.
-    pub fn types(&self) -> impl Iterator<Item = Oid> + '_ {
-        std::iter::empty()
-    }
-}
-
-/// ParameterStatus body.
-#[derive(Debug, Clone)]
-pub struct ParameterStatus {
-    body: Bytes,
-}
-impl ParameterStatus {
-    /// Parameter name.
-    pub fn name(&self) -> &str {
-        let _ = &self.body;
-        todo!()
-    }
-    /// Parameter value.
-    pub fn value(&self) -> &str {
-        todo!()
-    }
-}
-
-/// RowDescription body.
-#[derive(Debug, Clone)]
-pub struct RowDescription {
-    body: Bytes,
-    field_count: u16,
-}
-impl RowDescription {
-    /// Number of fields.
-    pub fn len(&self) -> usize {
-        self.field_count as usize
-    }
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.field_count == 0
-    }
-    /// The fields in order.
-    pub fn fields(&self) -> impl Iterator<Item = Field<'_>> + '_ {
-        let _ = &self.body;
-        std::iter::empty()
-    }
-}
-
-/// One field of a RowDescription.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Field<'a> {
-    /// Column name.
-    pub name: &'a str,
-    /// OID of the source table, 0 if none.
-    pub table_oid: Oid,
-    /// Attribute number in the source table, 0 if none.
-    pub column_id: i16,
-    /// Type OID.
-    pub type_oid: Oid,
-    /// Type size (`pg_type.typlen`).
-    pub type_size: i16,
-    /// Type modifier (`pg_attribute.atttypmod`).
-    pub type_modifier: i32,
-    /// Format code: 0 text, 1 binary.
-    pub format: i16,
-}
+#[cfg(test)]
+mod tests;

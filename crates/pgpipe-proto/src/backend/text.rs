@@ -1,0 +1,143 @@
+//! Messages made of strings: CommandComplete, ParameterStatus,
+//! NotificationResponse and NegotiateProtocolVersion.
+
+use bytes::{Buf, Bytes};
+
+use super::reader::{cstrs, malformed, Reader};
+use crate::DecodeErrorKind;
+
+/// CommandComplete body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandComplete {
+    /// The tag without its NUL, UTF-8 validated.
+    body: Bytes,
+}
+
+impl CommandComplete {
+    pub(super) fn parse(mut body: Bytes) -> Result<Self, DecodeErrorKind> {
+        let mut r = Reader::new(&body);
+        let tag_len = r.str("command tag")?.len();
+        r.finish("command tag")?;
+        body.truncate(tag_len);
+        Ok(CommandComplete { body })
+    }
+
+    /// The command tag, e.g. `"INSERT 0 3"`.
+    pub fn tag(&self) -> &str {
+        std::str::from_utf8(&self.body).unwrap_or("")
+    }
+
+    /// Rows affected or returned: the last word of the tag when it is a number
+    /// (INSERT, UPDATE, DELETE, SELECT, MOVE, FETCH, COPY, MERGE); `None` otherwise.
+    pub fn rows(&self) -> Option<u64> {
+        let tag = self.tag();
+        let command = tag.split(' ').next()?;
+        if !matches!(
+            command,
+            "INSERT" | "UPDATE" | "DELETE" | "SELECT" | "MOVE" | "FETCH" | "COPY" | "MERGE"
+        ) {
+            return None;
+        }
+        let last = tag.rsplit(' ').next()?;
+        // `u64::from_str` would also take a leading '+'.
+        if last.is_empty() || !last.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        last.parse().ok()
+    }
+}
+
+/// ParameterStatus body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParameterStatus {
+    /// Name and value, each NUL-terminated UTF-8.
+    body: Bytes,
+}
+
+impl ParameterStatus {
+    pub(super) fn parse(body: Bytes) -> Result<Self, DecodeErrorKind> {
+        let mut r = Reader::new(&body);
+        r.str("parameter name")?;
+        r.str("parameter value")?;
+        r.finish("parameter value")?;
+        Ok(ParameterStatus { body })
+    }
+
+    /// Parameter name.
+    pub fn name(&self) -> &str {
+        cstrs(&self.body).next().unwrap_or("")
+    }
+
+    /// Parameter value.
+    pub fn value(&self) -> &str {
+        cstrs(&self.body).nth(1).unwrap_or("")
+    }
+}
+
+/// NotificationResponse body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notification {
+    /// PID of the notifying backend.
+    pub process_id: i32,
+    /// Channel and payload, each NUL-terminated UTF-8.
+    body: Bytes,
+}
+
+impl Notification {
+    pub(super) fn parse(mut body: Bytes) -> Result<Self, DecodeErrorKind> {
+        let mut r = Reader::new(&body);
+        let process_id = r.i32("process id")?;
+        r.str("channel name")?;
+        r.str("payload")?;
+        r.finish("payload")?;
+        body.advance(4);
+        Ok(Notification { process_id, body })
+    }
+
+    /// Channel name.
+    pub fn channel(&self) -> &str {
+        cstrs(&self.body).next().unwrap_or("")
+    }
+
+    /// Payload.
+    pub fn payload(&self) -> &str {
+        cstrs(&self.body).nth(1).unwrap_or("")
+    }
+}
+
+/// NegotiateProtocolVersion body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NegotiateProtocolVersion {
+    /// Newest minor protocol version the server supports.
+    pub newest_minor: i32,
+    /// The option names, each NUL-terminated UTF-8.
+    body: Bytes,
+}
+
+impl NegotiateProtocolVersion {
+    pub(super) fn parse(mut body: Bytes) -> Result<Self, DecodeErrorKind> {
+        let mut r = Reader::new(&body);
+        let newest_minor = r.i32("newest minor version")?;
+        let count = r.i32("option count")?;
+        if count < 0 {
+            return Err(malformed(format!("negative option count {count}")));
+        }
+        for i in 0..count {
+            // A hostile count cannot make this loop long: each option
+            // consumes at least its NUL, and running out of body ends it.
+            r.str(format_args!("option name {i}"))?;
+        }
+        if count == 0 {
+            r.finish("option count")?;
+        } else {
+            r.finish(format_args!("last of {count} options"))?;
+        }
+        body.advance(8);
+        Ok(NegotiateProtocolVersion { newest_minor, body })
+    }
+
+    /// Protocol options the server did not recognise.
+    pub fn unrecognized_options(&self) -> impl Iterator<Item = &str> + '_ {
+        cstrs(&self.body)
+    }
+}

@@ -1,0 +1,301 @@
+//! Explicit batches: a known list of statements sent in one write, each
+//! result returned in order.
+
+use std::sync::Arc;
+
+use pgpipe_proto::backend::{tag, Message};
+use pgpipe_proto::frontend::{self, ParamWriter};
+use pgpipe_proto::EncodeError;
+use pgpipe_types::{Oid, Params, Type};
+
+use crate::error::{DbError, ErrorKind};
+use crate::query::{check_prepared, encode_statement, read_response, Plan, StatementRef, ToStatement};
+use crate::row::{Column, Row};
+use crate::startup::message_name;
+use crate::{Client, Error};
+
+/// Parameter lists of different types side by side.
+trait ErasedParams: Send + Sync {
+    fn len(&self) -> usize;
+    fn oids(&self) -> Vec<Oid>;
+    fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)>;
+    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError>;
+}
+
+impl<P: Params + Send + Sync> ErasedParams for P {
+    fn len(&self) -> usize {
+        Params::len(self)
+    }
+    fn oids(&self) -> Vec<Oid> {
+        self.with_type_oids(|o| o.to_vec())
+    }
+    fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
+        Params::check_types(self, types)
+    }
+    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
+        Params::encode(self, writer)
+    }
+}
+
+/// Adapts an erased list back to [`Params`] for the shared encoder.
+struct Erased<'a>(&'a dyn ErasedParams);
+
+impl Params for Erased<'_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
+        f(&self.0.oids())
+    }
+    fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
+        self.0.check_types(types)
+    }
+    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
+        self.0.encode(writer)
+    }
+}
+
+/// The result of one statement of a batch.
+#[derive(Debug, Clone)]
+pub struct BatchResult {
+    rows: Vec<Row>,
+    rows_affected: u64,
+}
+
+impl BatchResult {
+    /// The rows it returned.
+    pub fn rows(&self) -> &[Row] {
+        &self.rows
+    }
+    /// Takes the rows it returned.
+    pub fn into_rows(self) -> Vec<Row> {
+        self.rows
+    }
+    /// Rows affected or returned (CommandComplete).
+    pub fn rows_affected(&self) -> u64 {
+        self.rows_affected
+    }
+}
+
+/// A list of statements to send in one write. Build it with
+/// [`Client::batch`], then [`run`](Batch::run) it (each statement on its
+/// own: one failing does not affect the others) or
+/// [`run_atomic`](Batch::run_atomic) it (one implicit transaction: all
+/// succeed or none take effect).
+///
+/// ```no_run
+/// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+/// let mut batch = client.batch();
+/// batch.add("INSERT INTO audit (event) VALUES ($1)", ("login",));
+/// batch.add("UPDATE users SET last_seen = now() WHERE id = $1", (7i64,));
+/// batch.add("SELECT count(*) FROM audit", ());
+/// let results = batch.run_atomic().await?;
+/// let count: i64 = results[2].rows()[0].get(0);
+/// # Ok(()) }
+/// ```
+///
+/// Statements given as SQL text use the statement cache like any query, but
+/// a stale cached statement is not retried inside a batch: its error is
+/// returned (and the entry dropped, so a second attempt works).
+pub struct Batch<'a> {
+    client: &'a Client,
+    items: Vec<(StatementRef<'a>, Box<dyn ErasedParams + 'a>)>,
+}
+
+impl<'a> Batch<'a> {
+    pub(crate) fn new(client: &'a Client) -> Batch<'a> {
+        Batch {
+            client,
+            items: Vec::new(),
+        }
+    }
+
+    /// Appends a statement (SQL text or a [`Statement`](crate::Statement))
+    /// with its parameters.
+    pub fn add<S, P>(&mut self, statement: &'a S, params: P) -> &mut Self
+    where
+        S: ToStatement + ?Sized,
+        P: Params + Send + Sync + 'a,
+    {
+        self.items.push((statement.to_statement(), Box::new(params)));
+        self
+    }
+
+    /// Number of statements.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether the batch is empty.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        for (i, (statement, params)) in self.items.iter().enumerate() {
+            if let StatementRef::Prepared(stmt) = statement {
+                check_prepared(self.client.shared(), stmt, &Erased(params.as_ref()))
+                    .map_err(|e| e.context(statement_label(i, statement)))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes every statement, ending each with a Sync (`independent`) or
+    /// only the last. On failure no bytes are queued and no cache entry
+    /// points at an unparsed statement.
+    fn encode(
+        &self,
+        enc: &pgpipe_proto::frontend::Encoder,
+        buf: &mut bytes::BytesMut,
+        cache: &mut crate::cache::StatementCache,
+        independent: bool,
+    ) -> Result<Vec<Plan>, Error> {
+        let shared = self.client.shared();
+        let mut plans = Vec::with_capacity(self.items.len());
+        for (i, (statement, params)) in self.items.iter().enumerate() {
+            match encode_statement(shared, enc, buf, cache, *statement, &Erased(params.as_ref()), independent) {
+                Ok(plan) => plans.push(plan),
+                Err(e) => {
+                    forget_new(cache, &plans);
+                    return Err(e.context(statement_label(i, statement)));
+                }
+            }
+        }
+        if !independent {
+            frontend::sync(buf);
+        }
+        Ok(plans)
+    }
+
+    /// Sends every statement with its own Sync and returns each result in
+    /// order: a failing statement fails alone. An error that prevents
+    /// sending (a parameter that cannot be encoded) sends nothing.
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn run(self) -> Result<Vec<Result<BatchResult, Error>>, Error> {
+        self.check()?;
+        let shared = self.client.shared();
+        let permits = shared.permits(self.items.len()).await?;
+        let (responses, plans) = shared.send_many(permits, |enc, buf, cache| self.encode(enc, buf, cache, true))?;
+        let mut results = Vec::with_capacity(plans.len());
+        for (i, (mut responses, plan)) in responses.into_iter().zip(plans).enumerate() {
+            let mut rows = Vec::new();
+            let outcome = read_response(shared, &mut responses, plan.columns(), |r| rows.push(r)).await;
+            self.client
+                .learn(&plan, outcome.result.as_ref().err(), outcome.parsed, outcome.columns.as_ref());
+            results.push(
+                outcome
+                    .result
+                    .map(|rows_affected| BatchResult { rows, rows_affected })
+                    .map_err(|e| e.context(statement_label(i, &self.items[i].0))),
+            );
+        }
+        Ok(results)
+    }
+
+    /// Sends every statement with one Sync at the end: they run in one
+    /// implicit transaction, so either all take effect or none. The error
+    /// says which statement failed.
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn run_atomic(self) -> Result<Vec<BatchResult>, Error> {
+        self.check()?;
+        let shared = self.client.shared();
+        let permit = shared.permit().await?;
+        let (mut responses, plans) =
+            shared.send_cached(Some(permit), |enc, buf, cache| self.encode(enc, buf, cache, false))?;
+
+        let mut results: Vec<BatchResult> = Vec::with_capacity(plans.len());
+        let mut rows = Vec::new();
+        let mut columns: Option<Arc<[Column]>> = plans.first().and_then(Plan::columns);
+        let mut error: Option<(usize, Error)> = None;
+        let mut parsed_current = false;
+        loop {
+            let (tag, body) = responses.next_raw().await?;
+            if tag == tag::READY_FOR_QUERY {
+                break;
+            }
+            let i = results.len();
+            if error.is_some() {
+                continue;
+            }
+            let body_copy = body.clone();
+            match Message::parse(tag, body) {
+                Ok(Message::DataRow(row)) => match &columns {
+                    Some(cols) if cols.len() == row.column_count() => {
+                        rows.push(Row::new(cols.clone(), row.buffer().clone()))
+                    }
+                    _ => error = Some((i, Error::protocol("DataRow does not match the RowDescription"))),
+                },
+                Ok(Message::RowDescription(desc)) => {
+                    let cols: Arc<[Column]> = desc.fields().map(|f| Column::from_field(&f)).collect();
+                    if let Some(plan) = plans.get(i) {
+                        self.client.learn(plan, None, true, Some(&cols));
+                    }
+                    columns = Some(cols);
+                }
+                Ok(Message::NoData) => columns = Some(Arc::from(Vec::new())),
+                Ok(Message::CommandComplete(_)) | Ok(Message::EmptyQueryResponse) => {
+                    let rows_affected = match Message::parse(tag, body_copy.clone()) {
+                        Ok(Message::CommandComplete(cc)) => cc.rows().unwrap_or(0),
+                        _ => 0,
+                    };
+                    results.push(BatchResult {
+                        rows: std::mem::take(&mut rows),
+                        rows_affected,
+                    });
+                    parsed_current = false;
+                    columns = plans.get(i + 1).and_then(Plan::columns);
+                }
+                Ok(Message::ParseComplete) => parsed_current = true,
+                Ok(Message::BindComplete) | Ok(Message::CloseComplete) => {}
+                Ok(Message::ErrorResponse(fields)) => {
+                    error = Some((i, DbError::parse(&fields).map(Error::db).unwrap_or_else(Error::protocol)))
+                }
+                Ok(other) => {
+                    error = Some((
+                        i,
+                        Error::protocol(format!("unexpected {} in a batch response", message_name(&other))),
+                    ))
+                }
+                Err(e) => error = Some((i, Error::protocol(e.to_string()))),
+            }
+        }
+        match error {
+            None => Ok(results),
+            Some((i, e)) => {
+                if let Some(plan) = plans.get(i) {
+                    self.client.learn(plan, Some(&e), parsed_current, None);
+                }
+                // The server skipped everything after the failing statement:
+                // those Parses never ran.
+                shared.with_cache(|c| forget_new(c, plans.get(i + 1..).unwrap_or(&[])));
+                let e = if e.kind() == ErrorKind::Protocol { shared.abort(e) } else { e };
+                Err(e.context(format!(
+                    "{} (the batch was rolled back)",
+                    statement_label(i, &self.items.get(i).map(|it| it.0).unwrap_or(StatementRef::Sql("?")))
+                )))
+            }
+        }
+    }
+}
+
+/// Drops the cache entries these plans created: their Parse never ran.
+fn forget_new(cache: &mut crate::cache::StatementCache, plans: &[Plan]) {
+    for plan in plans {
+        if let Plan::Cached { name, parses: true, .. } = plan {
+            cache.remove(name);
+        }
+    }
+}
+
+fn statement_label(i: usize, statement: &StatementRef<'_>) -> String {
+    let sql = match statement {
+        StatementRef::Sql(sql) => *sql,
+        StatementRef::Prepared(stmt) => stmt.sql(),
+    };
+    let short: String = sql.chars().take(60).collect();
+    let ellipsis = if short.len() < sql.len() { "..." } else { "" };
+    format!("statement {} of the batch ({short}{ellipsis})", i + 1)
+}
