@@ -202,14 +202,30 @@ keyword_enum! {
 }
 
 keyword_enum! {
-    /// How statements are sent to the server (`query_mode`, pgpipe's own).
+    /// How statements given as SQL text are sent (`query_mode`, pgpipe's own).
+    ///
+    /// Every mode costs one round trip per query; they differ in what the
+    /// server keeps and so in where they are safe:
+    ///
+    /// | mode | per query | server state | behind pgbouncer (transaction pooling) |
+    /// | --- | --- | --- | --- |
+    /// | `cached` | Bind + Execute after the first time (no re-parse, no re-plan) | one named statement per distinct SQL text and parameter types, at most `statement_cache_capacity` (LRU; evicted ones closed) | no: the next transaction may land on a backend without the statement |
+    /// | `unnamed` | Parse + Bind + Describe + Execute every time | none | yes |
+    /// | `simple` | parameters inlined as text | none | yes (not implemented yet: connecting with it is refused) |
+    ///
+    /// In `cached` mode a statement whose result type changed after DDL
+    /// (SQLSTATE 0A000) or that vanished after `DISCARD ALL` (26000) is
+    /// dropped from the cache and retried once, outside transaction blocks
+    /// only: inside one the transaction is already aborted, so the error is
+    /// returned.
     pub enum QueryMode for "query_mode" {
         /// Named prepared statements, kept in a per-connection cache.
         Cached = "cached",
         /// The unnamed prepared statement, re-parsed on every execution.
         /// Works behind transaction-pooling proxies.
         Unnamed = "unnamed",
-        /// The simple query protocol, with parameters inlined as text.
+        /// The simple query protocol, with parameters inlined as text (not
+        /// supported yet).
         Simple = "simple",
     }
     default = Cached;

@@ -12,10 +12,12 @@
 //! listed in PostgreSQL 14's `errcodes.txt` has an associated constant,
 //! so errors can be matched without string comparisons:
 //!
-//! ```ignore
-//! if err.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-//!     // retry with another key
-//! }
+//! ```
+//! use pgpipe::SqlState;
+//!
+//! let code = SqlState::from_code("23505");
+//! assert_eq!(code, SqlState::UNIQUE_VIOLATION);
+//! assert_eq!(code.name(), Some("unique_violation"));
 //! ```
 //!
 //! # Constant names
