@@ -44,7 +44,9 @@ impl<'a> Decode<'a> for f32 {
         *ty == Type::FLOAT4
     }
     fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
-        let bytes: [u8; 4] = raw.try_into().map_err(|_| wrong_length("float4", 4, raw.len()))?;
+        let bytes: [u8; 4] = raw
+            .try_into()
+            .map_err(|_| wrong_length("float4", 4, raw.len()))?;
         Ok(f32::from_be_bytes(bytes))
     }
 }
@@ -58,7 +60,9 @@ impl<'a> Decode<'a> for f64 {
         if *ty == Type::FLOAT4 {
             return f32::decode(ty, raw).map(f64::from);
         }
-        let bytes: [u8; 8] = raw.try_into().map_err(|_| wrong_length("float8", 8, raw.len()))?;
+        let bytes: [u8; 8] = raw
+            .try_into()
+            .map_err(|_| wrong_length("float8", 8, raw.len()))?;
         Ok(f64::from_be_bytes(bytes))
     }
 }
@@ -69,10 +73,21 @@ mod tests {
 
     #[test]
     fn special_values_are_bit_exact() {
-        for v in [0.0f64, -0.0, 1.5, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::MIN_POSITIVE] {
+        for v in [
+            0.0f64,
+            -0.0,
+            1.5,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+        ] {
             let mut buf = BytesMut::new();
             v.encode(&mut buf).unwrap();
-            assert_eq!(f64::decode(&Type::FLOAT8, &buf).unwrap().to_bits(), v.to_bits());
+            assert_eq!(
+                f64::decode(&Type::FLOAT8, &buf).unwrap().to_bits(),
+                v.to_bits()
+            );
         }
         let mut buf = BytesMut::new();
         f32::NAN.encode(&mut buf).unwrap();

@@ -42,7 +42,13 @@ macro_rules! int_codec {
 
 int_codec!(i16, Type::INT2, 21, [Type::INT2], put_i16);
 int_codec!(i32, Type::INT4, 23, [Type::INT2, Type::INT4], put_i32);
-int_codec!(i64, Type::INT8, 20, [Type::INT2, Type::INT4, Type::INT8], put_i64);
+int_codec!(
+    i64,
+    Type::INT8,
+    20,
+    [Type::INT2, Type::INT4, Type::INT8],
+    put_i64
+);
 int_codec!(u32, Type::OID, 26, [Type::OID], put_u32);
 int_codec!(i8, Type::CHAR, 18, [Type::CHAR], put_i8);
 
@@ -66,7 +72,10 @@ fn decode_int(ty: &Type, raw: &[u8]) -> Result<i64, BoxError> {
         }
         20 => {
             expect(8)?;
-            i64::from_be_bytes(raw.try_into().map_err(|_| wrong_length("int8", 8, raw.len()))?)
+            i64::from_be_bytes(
+                raw.try_into()
+                    .map_err(|_| wrong_length("int8", 8, raw.len()))?,
+            )
         }
         26 => {
             expect(4)?;

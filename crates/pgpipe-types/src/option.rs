@@ -55,6 +55,9 @@ mod tests {
         assert_eq!(None::<i32>.type_oid(), 23);
         assert_eq!(Option::<i32>::decode_opt(&Type::INT4, None).unwrap(), None);
         assert!(i32::decode_opt(&Type::INT4, None).is_err());
-        assert_eq!(Option::<&str>::decode_opt(&Type::TEXT, Some(b"x")).unwrap(), Some("x"));
+        assert_eq!(
+            Option::<&str>::decode_opt(&Type::TEXT, Some(b"x")).unwrap(),
+            Some("x")
+        );
     }
 }

@@ -178,7 +178,9 @@ mod tests {
         assert_eq!(p.len(), 3);
         p.with_type_oids(|oids| assert_eq!(oids, &[23, 25, 20]));
         assert!(p.check_types(&[Type::INT4, Type::TEXT, Type::INT8]).is_ok());
-        let (idx, name) = p.check_types(&[Type::INT8, Type::TEXT, Type::INT8]).unwrap_err();
+        let (idx, name) = p
+            .check_types(&[Type::INT8, Type::TEXT, Type::INT8])
+            .unwrap_err();
         assert_eq!(idx, 0);
         assert_eq!(name, "i32");
         assert_eq!(().len(), 0);

@@ -88,7 +88,10 @@ mod tests {
     #[test]
     fn invalid_utf8_is_an_error() {
         let err = String::decode(&Type::TEXT, &[0xff, 0xfe]).unwrap_err();
-        assert!(err.to_string().contains("invalid UTF-8 in text value"), "{err}");
+        assert!(
+            err.to_string().contains("invalid UTF-8 in text value"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -79,13 +79,19 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         started.elapsed()
     );
 
-    match client.execute("INSERT INTO mailbox VALUES (1, 'dup', 0)", ()).await {
+    match client
+        .execute("INSERT INTO mailbox VALUES (1, 'dup', 0)", ())
+        .await
+    {
         Err(e) if e.code() == Some(&pgpipe::SqlState::UNIQUE_VIOLATION) => {
             println!("duplicate insert refused as expected: {e}");
         }
         other => return Err(format!("expected a unique violation, got {other:?}").into()),
     }
-    let n: i64 = client.query_one("SELECT count(*) FROM mailbox", ()).await?.get(0);
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM mailbox", ())
+        .await?
+        .get(0);
     println!("the connection is still fine after the error: {n} mailboxes");
     Ok(())
 }

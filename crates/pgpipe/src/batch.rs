@@ -9,7 +9,9 @@ use pgpipe_proto::EncodeError;
 use pgpipe_types::{Oid, Params, Type};
 
 use crate::error::{DbError, ErrorKind};
-use crate::query::{check_prepared, encode_statement, read_response, Plan, StatementRef, ToStatement};
+use crate::query::{
+    check_prepared, encode_statement, read_response, Plan, StatementRef, ToStatement,
+};
 use crate::row::{Column, Row};
 use crate::startup::message_name;
 use crate::{Client, Error};
@@ -117,7 +119,8 @@ impl<'a> Batch<'a> {
         S: ToStatement + ?Sized,
         P: Params + Send + Sync + 'a,
     {
-        self.items.push((statement.to_statement(), Box::new(params)));
+        self.items
+            .push((statement.to_statement(), Box::new(params)));
         self
     }
 
@@ -154,7 +157,15 @@ impl<'a> Batch<'a> {
         let shared = self.client.shared();
         let mut plans = Vec::with_capacity(self.items.len());
         for (i, (statement, params)) in self.items.iter().enumerate() {
-            match encode_statement(shared, enc, buf, cache, *statement, &Erased(params.as_ref()), independent) {
+            match encode_statement(
+                shared,
+                enc,
+                buf,
+                cache,
+                *statement,
+                &Erased(params.as_ref()),
+                independent,
+            ) {
                 Ok(plan) => plans.push(plan),
                 Err(e) => {
                     forget_new(cache, &plans);
@@ -177,17 +188,27 @@ impl<'a> Batch<'a> {
         self.check()?;
         let shared = self.client.shared();
         let permits = shared.permits(self.items.len()).await?;
-        let (responses, plans) = shared.send_many(permits, |enc, buf, cache| self.encode(enc, buf, cache, true))?;
+        let (responses, plans) = shared.send_many(permits, |enc, buf, cache| {
+            self.encode(enc, buf, cache, true)
+        })?;
         let mut results = Vec::with_capacity(plans.len());
         for (i, (mut responses, plan)) in responses.into_iter().zip(plans).enumerate() {
             let mut rows = Vec::new();
-            let outcome = read_response(shared, &mut responses, plan.columns(), |r| rows.push(r)).await;
-            self.client
-                .learn(&plan, outcome.result.as_ref().err(), outcome.parsed, outcome.columns.as_ref());
+            let outcome =
+                read_response(shared, &mut responses, plan.columns(), |r| rows.push(r)).await;
+            self.client.learn(
+                &plan,
+                outcome.result.as_ref().err(),
+                outcome.parsed,
+                outcome.columns.as_ref(),
+            );
             results.push(
                 outcome
                     .result
-                    .map(|rows_affected| BatchResult { rows, rows_affected })
+                    .map(|rows_affected| BatchResult {
+                        rows,
+                        rows_affected,
+                    })
                     .map_err(|e| e.context(statement_label(i, &self.items[i].0))),
             );
         }
@@ -203,8 +224,9 @@ impl<'a> Batch<'a> {
         self.check()?;
         let shared = self.client.shared();
         let permit = shared.permit().await?;
-        let (mut responses, plans) =
-            shared.send_cached(Some(permit), |enc, buf, cache| self.encode(enc, buf, cache, false))?;
+        let (mut responses, plans) = shared.send_cached(Some(permit), |enc, buf, cache| {
+            self.encode(enc, buf, cache, false)
+        })?;
 
         let mut results: Vec<BatchResult> = Vec::with_capacity(plans.len());
         let mut rows = Vec::new();
@@ -226,10 +248,16 @@ impl<'a> Batch<'a> {
                     Some(cols) if cols.len() == row.column_count() => {
                         rows.push(Row::new(cols.clone(), row.buffer().clone()))
                     }
-                    _ => error = Some((i, Error::protocol("DataRow does not match the RowDescription"))),
+                    _ => {
+                        error = Some((
+                            i,
+                            Error::protocol("DataRow does not match the RowDescription"),
+                        ))
+                    }
                 },
                 Ok(Message::RowDescription(desc)) => {
-                    let cols: Arc<[Column]> = desc.fields().map(|f| Column::from_field(&f)).collect();
+                    let cols: Arc<[Column]> =
+                        desc.fields().map(|f| Column::from_field(&f)).collect();
                     if let Some(plan) = plans.get(i) {
                         self.client.learn(plan, None, true, Some(&cols));
                     }
@@ -251,12 +279,20 @@ impl<'a> Batch<'a> {
                 Ok(Message::ParseComplete) => parsed_current = true,
                 Ok(Message::BindComplete) | Ok(Message::CloseComplete) => {}
                 Ok(Message::ErrorResponse(fields)) => {
-                    error = Some((i, DbError::parse(&fields).map(Error::db).unwrap_or_else(Error::protocol)))
+                    error = Some((
+                        i,
+                        DbError::parse(&fields)
+                            .map(Error::db)
+                            .unwrap_or_else(Error::protocol),
+                    ))
                 }
                 Ok(other) => {
                     error = Some((
                         i,
-                        Error::protocol(format!("unexpected {} in a batch response", message_name(&other))),
+                        Error::protocol(format!(
+                            "unexpected {} in a batch response",
+                            message_name(&other)
+                        )),
                     ))
                 }
                 Err(e) => error = Some((i, Error::protocol(e.to_string()))),
@@ -271,10 +307,21 @@ impl<'a> Batch<'a> {
                 // The server skipped everything after the failing statement:
                 // those Parses never ran.
                 shared.with_cache(|c| forget_new(c, plans.get(i + 1..).unwrap_or(&[])));
-                let e = if e.kind() == ErrorKind::Protocol { shared.abort(e) } else { e };
+                let e = if e.kind() == ErrorKind::Protocol {
+                    shared.abort(e)
+                } else {
+                    e
+                };
                 Err(e.context(format!(
                     "{} (the batch was rolled back)",
-                    statement_label(i, &self.items.get(i).map(|it| it.0).unwrap_or(StatementRef::Sql("?")))
+                    statement_label(
+                        i,
+                        &self
+                            .items
+                            .get(i)
+                            .map(|it| it.0)
+                            .unwrap_or(StatementRef::Sql("?"))
+                    )
                 )))
             }
         }
@@ -284,7 +331,10 @@ impl<'a> Batch<'a> {
 /// Drops the cache entries these plans created: their Parse never ran.
 fn forget_new(cache: &mut crate::cache::StatementCache, plans: &[Plan]) {
     for plan in plans {
-        if let Plan::Cached { name, parses: true, .. } = plan {
+        if let Plan::Cached {
+            name, parses: true, ..
+        } = plan
+        {
             cache.remove(name);
         }
     }

@@ -85,7 +85,9 @@ impl StatementCache {
         self.tick += 1;
         let tick = self.tick;
         let bucket = self.by_hash.get_mut(&key_hash(sql, oids))?;
-        let e = bucket.iter_mut().find(|e| &*e.sql == sql && &*e.oids == oids)?;
+        let e = bucket
+            .iter_mut()
+            .find(|e| &*e.sql == sql && &*e.oids == oids)?;
         e.last_used = tick;
         Some(Cached {
             name: e.name.clone(),
@@ -102,19 +104,27 @@ impl StatementCache {
             None
         };
         self.tick += 1;
-        self.by_hash.entry(key_hash(sql, oids)).or_default().push(Entry {
-            sql: sql.into(),
-            oids: oids.into(),
-            name,
-            columns: None,
-            last_used: self.tick,
-        });
+        self.by_hash
+            .entry(key_hash(sql, oids))
+            .or_default()
+            .push(Entry {
+                sql: sql.into(),
+                oids: oids.into(),
+                name,
+                columns: None,
+                last_used: self.tick,
+            });
         self.len += 1;
         evicted
     }
 
     pub(crate) fn set_columns(&mut self, name: &str, columns: &Arc<[Column]>) {
-        if let Some(e) = self.by_hash.values_mut().flatten().find(|e| &*e.name == name) {
+        if let Some(e) = self
+            .by_hash
+            .values_mut()
+            .flatten()
+            .find(|e| &*e.name == name)
+        {
             e.columns.get_or_insert_with(|| columns.clone());
         }
     }
@@ -163,7 +173,10 @@ mod tests {
         assert!(c.insert("a", &[], "s1".into()).is_none());
         assert!(c.insert("b", &[23], "s2".into()).is_none());
         assert!(c.get("a", &[]).is_some());
-        assert!(c.get("b", &[]).is_none(), "parameter types are part of the key");
+        assert!(
+            c.get("b", &[]).is_none(),
+            "parameter types are part of the key"
+        );
         // "b" is now least recently used.
         assert_eq!(c.insert("c", &[], "s3".into()).as_deref(), Some("s2"));
         assert_eq!(c.len(), 2);

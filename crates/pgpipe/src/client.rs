@@ -6,6 +6,7 @@ use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::{Params, Type};
 
+use crate::batch::Batch;
 use crate::error::{DbError, ErrorKind, SqlState};
 use crate::query::{encode_error, read_response, send_query, Plan, StatementRef, ToStatement};
 use crate::row::{Column, Row};
@@ -14,7 +15,6 @@ use crate::simple_query::{read_simple, SimpleQueryMessage};
 use crate::startup::message_name;
 use crate::statement::Statement;
 use crate::stream::RowStream;
-use crate::batch::Batch;
 use crate::Error;
 
 struct Inner {
@@ -93,7 +93,8 @@ impl Client {
         P: Params,
     {
         let mut rows = Vec::new();
-        self.run(statement.to_statement(), &params, |row| rows.push(row)).await?;
+        self.run(statement.to_statement(), &params, |row| rows.push(row))
+            .await?;
         Ok(rows)
     }
 
@@ -116,7 +117,8 @@ impl Client {
         P: Params,
     {
         let permit = self.shared().permit().await?;
-        let (responses, plan) = send_query(self.shared(), permit, statement.to_statement(), &params)?;
+        let (responses, plan) =
+            send_query(self.shared(), permit, statement.to_statement(), &params)?;
         Ok(RowStream::new(self.shared().clone(), responses, plan))
     }
 
@@ -143,7 +145,10 @@ impl Client {
             Ok([row]) => Ok(row),
             Err(rows) => Err(Error::new(
                 ErrorKind::RowCount,
-                format!("query_one: expected exactly one row, the query returned {}", rows.len()),
+                format!(
+                    "query_one: expected exactly one row, the query returned {}",
+                    rows.len()
+                ),
             )),
         }
     }
@@ -203,8 +208,14 @@ impl Client {
         loop {
             let permit = self.shared().permit().await?;
             let (mut responses, plan) = send_query(self.shared(), permit, statement, params)?;
-            let outcome = read_response(self.shared(), &mut responses, plan.columns(), &mut on_row).await;
-            let stale = self.learn(&plan, outcome.result.as_ref().err(), outcome.parsed, outcome.columns.as_ref());
+            let outcome =
+                read_response(self.shared(), &mut responses, plan.columns(), &mut on_row).await;
+            let stale = self.learn(
+                &plan,
+                outcome.result.as_ref().err(),
+                outcome.parsed,
+                outcome.columns.as_ref(),
+            );
             if stale && !retried && responses.ended_idle() {
                 retried = true;
                 continue;
@@ -223,7 +234,12 @@ impl Client {
         parsed: bool,
         described: Option<&Arc<[Column]>>,
     ) -> bool {
-        let Plan::Cached { name, columns, parses } = plan else {
+        let Plan::Cached {
+            name,
+            columns,
+            parses,
+        } = plan
+        else {
             return false;
         };
         match error {
@@ -277,7 +293,8 @@ impl Client {
             .shared()
             .send(|enc, buf| {
                 enc.parse(&name, sql, &oids, buf).map_err(encode_error)?;
-                enc.describe(Target::Statement, &name, buf).map_err(encode_error)?;
+                enc.describe(Target::Statement, &name, buf)
+                    .map_err(encode_error)?;
                 frontend::sync(buf);
                 Ok(())
             })
@@ -292,16 +309,25 @@ impl Client {
             }
             match Message::parse(tag, body) {
                 Ok(Message::ParseComplete) | Ok(Message::NoData) => {}
-                Ok(Message::ParameterDescription(desc)) => params = desc.types().map(Type::from_oid).collect(),
+                Ok(Message::ParameterDescription(desc)) => {
+                    params = desc.types().map(Type::from_oid).collect()
+                }
                 Ok(Message::RowDescription(desc)) => {
                     columns = desc.fields().map(|f| Column::from_field(&f)).collect();
                 }
                 Ok(Message::ErrorResponse(fields)) => {
-                    error.get_or_insert(DbError::parse(&fields).map(Error::db).unwrap_or_else(Error::protocol));
+                    error.get_or_insert(
+                        DbError::parse(&fields)
+                            .map(Error::db)
+                            .unwrap_or_else(Error::protocol),
+                    );
                 }
                 Ok(other) => {
                     error.get_or_insert_with(|| {
-                        Error::protocol(format!("unexpected {} while preparing", message_name(&other)))
+                        Error::protocol(format!(
+                            "unexpected {} while preparing",
+                            message_name(&other)
+                        ))
                     });
                 }
                 Err(e) => {
@@ -312,7 +338,13 @@ impl Client {
         match error {
             Some(e) if e.kind() == ErrorKind::Protocol => Err(self.shared().abort(e)),
             Some(e) => Err(e),
-            None => Ok(Statement::new(name, sql.to_owned(), params, columns, self.shared())),
+            None => Ok(Statement::new(
+                name,
+                sql.to_owned(),
+                params,
+                columns,
+                self.shared(),
+            )),
         }
     }
 
@@ -399,4 +431,3 @@ impl std::fmt::Debug for Client {
             .finish()
     }
 }
-

@@ -8,7 +8,8 @@ use pgpipe_proto::frontend::Encoder;
 use tokio::net::{TcpStream, UnixStream};
 
 use crate::config::{
-    Config, Host, ProcessEnvironment, QueryMode, ResolvedConfig, SslMode, Target, TargetSessionAttrs,
+    Config, Host, ProcessEnvironment, QueryMode, ResolvedConfig, SslMode, Target,
+    TargetSessionAttrs,
 };
 use crate::connection::Connection;
 use crate::error::ErrorKind;
@@ -43,7 +44,10 @@ pub async fn connect(url: &str) -> Result<Client, Error> {
 /// Like [`connect`], but returns the connection driver instead of spawning
 /// it: poll it (e.g. spawn it on your executor) for the client to work.
 pub async fn connect_with_driver(url: &str) -> Result<(Client, Connection), Error> {
-    Config::parse(url).map_err(Error::config)?.connect_with_driver().await
+    Config::parse(url)
+        .map_err(Error::config)?
+        .connect_with_driver()
+        .await
 }
 
 impl Config {
@@ -76,7 +80,10 @@ impl Config {
 }
 
 fn check_supported(config: &ResolvedConfig) -> Result<(), Error> {
-    if matches!(config.ssl_mode, SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull) {
+    if matches!(
+        config.ssl_mode,
+        SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull
+    ) {
         return Err(Error::new(
             ErrorKind::Config,
             format!(
@@ -112,13 +119,23 @@ fn describe(target: &Target) -> String {
     }
 }
 
-async fn connect_target(config: &ResolvedConfig, target: &Target) -> Result<(Client, Connection), Error> {
+async fn connect_target(
+    config: &ResolvedConfig,
+    target: &Target,
+) -> Result<(Client, Connection), Error> {
     let where_ = describe(target);
     let attempt = async {
         let mut socket = open_socket(config, target).await?;
         let encoder = Encoder::default();
         let decoder = Decoder::new(config.max_message_size);
-        let session = handshake(&mut socket, config, target.password.as_deref(), encoder, decoder).await?;
+        let session = handshake(
+            &mut socket,
+            config,
+            target.password.as_deref(),
+            encoder,
+            decoder,
+        )
+        .await?;
         // Unnamed mode never creates a named statement: no cache at all.
         let cache_capacity = match config.query_mode {
             QueryMode::Unnamed => 0,
@@ -159,7 +176,9 @@ async fn open_socket(config: &ResolvedConfig, target: &Target) -> Result<Socket,
         Host::Tcp(host) => {
             let addrs = tokio::net::lookup_host((host.as_str(), target.port))
                 .await
-                .map_err(|e| Error::new(ErrorKind::Connect, "resolving the host name").with_source(e))?;
+                .map_err(|e| {
+                    Error::new(ErrorKind::Connect, "resolving the host name").with_source(e)
+                })?;
             // A name may resolve to several addresses; name the one that
             // failed unless the host already was that address.
             let literal = host.parse::<std::net::IpAddr>().is_ok();
@@ -176,7 +195,9 @@ async fn open_socket(config: &ResolvedConfig, target: &Target) -> Result<Socket,
                     }
                 }
             }
-            Err(last.unwrap_or_else(|| Error::new(ErrorKind::Connect, "the host name resolved to no address")))
+            Err(last.unwrap_or_else(|| {
+                Error::new(ErrorKind::Connect, "the host name resolved to no address")
+            }))
         }
     }
 }
@@ -206,10 +227,12 @@ fn combine(mut failures: Vec<Error>) -> Error {
         0 => Error::new(ErrorKind::Config, "no host to connect to"),
         1 => failures.remove(0),
         _ => {
-            let kind = failures.last().map(Error::kind).unwrap_or(ErrorKind::Connect);
+            let kind = failures
+                .last()
+                .map(Error::kind)
+                .unwrap_or(ErrorKind::Connect);
             let all: Vec<String> = failures.iter().map(ToString::to_string).collect();
             Error::new(kind, format!("every host failed: {}", all.join("; ")))
         }
     }
 }
-

@@ -67,7 +67,12 @@ impl Connection {
         self.max_buffered = bytes.max(1);
     }
 
-    pub(crate) fn new(socket: Socket, shared: Arc<Shared>, decoder: Decoder, read_buf: BytesMut) -> Connection {
+    pub(crate) fn new(
+        socket: Socket,
+        shared: Arc<Shared>,
+        decoder: Decoder,
+        read_buf: BytesMut,
+    ) -> Connection {
         Connection {
             socket,
             shared,
@@ -160,7 +165,8 @@ impl Connection {
             }
             if self.read_buf.len() - run < header.total_len {
                 // Make room for the whole message so the next read can finish it.
-                self.read_buf.reserve(header.total_len - (self.read_buf.len() - run));
+                self.read_buf
+                    .reserve(header.total_len - (self.read_buf.len() - run));
                 break;
             }
             match header.tag {
@@ -243,7 +249,11 @@ impl Connection {
                 Err(e) => tracing::warn!(target: "pgpipe::notice", "malformed notice: {e}"),
             },
             Message::ParameterStatus(p) => {
-                tracing::debug!(name = p.name(), value = p.value(), "server parameter changed");
+                tracing::debug!(
+                    name = p.name(),
+                    value = p.value(),
+                    "server parameter changed"
+                );
                 self.shared
                     .parameters
                     .write()

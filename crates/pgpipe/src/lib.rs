@@ -38,7 +38,10 @@ mod stream;
 
 pub use batch::{Batch, BatchResult};
 pub use client::{Client, ClientStats};
-pub use config::{ChannelBinding, Config, ConfigError, Host, LoadBalanceHosts, QueryMode, SslMode, SslNegotiation, TargetSessionAttrs};
+pub use config::{
+    ChannelBinding, Config, ConfigError, Host, LoadBalanceHosts, QueryMode, SslMode,
+    SslNegotiation, TargetSessionAttrs,
+};
 pub use connect::{connect, connect_with_driver};
 pub use connection::Connection;
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};

@@ -3,11 +3,11 @@
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use tokio::sync::OwnedSemaphorePermit;
 use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, Encoder, Target};
 use pgpipe_proto::EncodeError;
 use pgpipe_types::Params;
+use tokio::sync::OwnedSemaphorePermit;
 
 use crate::cache::StatementCache;
 use crate::error::{DbError, ErrorKind, SqlState};
@@ -72,10 +72,11 @@ impl<T: ToStatement + ?Sized> ToStatement for &T {
 
 pub(crate) fn encode_error(e: EncodeError) -> Error {
     match e {
-        EncodeError::Parameter { index, source } => {
-            Error::new(ErrorKind::Encode, format!("parameter ${} could not be encoded", index + 1))
-                .with_source(source)
-        }
+        EncodeError::Parameter { index, source } => Error::new(
+            ErrorKind::Encode,
+            format!("parameter ${} could not be encoded", index + 1),
+        )
+        .with_source(source),
         EncodeError::TooManyItems { .. } => Error::new(ErrorKind::ParameterCount, e.to_string()),
         other => Error::new(ErrorKind::Encode, "could not encode the request").with_source(other),
     }
@@ -87,8 +88,16 @@ fn bind<P: Params + ?Sized>(
     params: &P,
     buf: &mut BytesMut,
 ) -> Result<(), Error> {
-    enc.bind("", statement, BINARY, params.len(), |w| params.encode(w), BINARY, buf)
-        .map_err(encode_error)
+    enc.bind(
+        "",
+        statement,
+        BINARY,
+        params.len(),
+        |w| params.encode(w),
+        BINARY,
+        buf,
+    )
+    .map_err(encode_error)
 }
 
 /// How a request was sent, which decides how its response is read and
@@ -167,7 +176,8 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
         if !cache.enabled() {
             enc.parse("", sql, oids, buf).map_err(encode_error)?;
             bind(enc, "", params, buf)?;
-            enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
+            enc.describe(Target::Portal, "", buf)
+                .map_err(encode_error)?;
             end(buf)?;
             return Ok(Plan::Unnamed);
         }
@@ -176,7 +186,8 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
             if hit.columns.is_none() {
                 // An earlier request parsed it but its answer is not in
                 // yet: ask for the columns again.
-                enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
+                enc.describe(Target::Portal, "", buf)
+                    .map_err(encode_error)?;
             }
             end(buf)?;
             return Ok(Plan::Cached {
@@ -190,11 +201,13 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
         let encoded = (|| {
             if let Some(evicted) = &evicted {
                 // Before our Sync, so its CloseComplete is ours to read.
-                enc.close(Target::Statement, evicted, buf).map_err(encode_error)?;
+                enc.close(Target::Statement, evicted, buf)
+                    .map_err(encode_error)?;
             }
             enc.parse(&name, sql, oids, buf).map_err(encode_error)?;
             bind(enc, &name, params, buf)?;
-            enc.describe(Target::Portal, "", buf).map_err(encode_error)?;
+            enc.describe(Target::Portal, "", buf)
+                .map_err(encode_error)?;
             end(buf)
         })();
         if let Err(e) = encoded {
@@ -212,11 +225,18 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
     })
 }
 
-pub(crate) fn check_prepared<P: Params + ?Sized>(shared: &Arc<Shared>, stmt: &Statement, params: &P) -> Result<(), Error> {
+pub(crate) fn check_prepared<P: Params + ?Sized>(
+    shared: &Arc<Shared>,
+    stmt: &Statement,
+    params: &P,
+) -> Result<(), Error> {
     if !stmt.belongs_to(shared) {
         return Err(Error::new(
             ErrorKind::Config,
-            format!("statement {:?} was prepared on another connection", stmt.name()),
+            format!(
+                "statement {:?} was prepared on another connection",
+                stmt.name()
+            ),
         ));
     }
     if params.len() != stmt.params().len() {
@@ -309,11 +329,18 @@ pub(crate) async fn read_response(
                 }
                 Ok(Message::NoData) => columns = Some(Arc::from(Vec::new())),
                 Ok(Message::CommandComplete(cc)) => affected = cc.rows().unwrap_or(0),
-                Ok(Message::EmptyQueryResponse) | Ok(Message::PortalSuspended) | Ok(Message::CloseComplete) => {}
+                Ok(Message::EmptyQueryResponse)
+                | Ok(Message::PortalSuspended)
+                | Ok(Message::CloseComplete) => {}
                 Ok(Message::CopyInResponse(_)) => shared.refuse_copy_in(),
-                Ok(Message::CopyOutResponse(_)) | Ok(Message::CopyData(_)) | Ok(Message::CopyDone) => {
+                Ok(Message::CopyOutResponse(_))
+                | Ok(Message::CopyData(_))
+                | Ok(Message::CopyDone) => {
                     error.get_or_insert_with(|| {
-                        Error::new(ErrorKind::Unsupported, "COPY TO STDOUT is not supported through query methods yet")
+                        Error::new(
+                            ErrorKind::Unsupported,
+                            "COPY TO STDOUT is not supported through query methods yet",
+                        )
                     });
                 }
                 Ok(Message::ErrorResponse(fields)) => {
@@ -321,7 +348,8 @@ pub(crate) async fn read_response(
                         Ok(db) => {
                             // The server found the parameter count wrong at Bind:
                             // report it as the caller's mistake it is.
-                            let wrong_count = parsed && !bound && *db.code() == SqlState::PROTOCOL_VIOLATION;
+                            let wrong_count =
+                                parsed && !bound && *db.code() == SqlState::PROTOCOL_VIOLATION;
                             let e = Error::db(db);
                             if wrong_count {
                                 e.with_kind(ErrorKind::ParameterCount)
@@ -336,7 +364,10 @@ pub(crate) async fn read_response(
                 }
                 Ok(other) => {
                     error.get_or_insert_with(|| {
-                        Error::protocol(format!("unexpected {} in a query response", message_name(&other)))
+                        Error::protocol(format!(
+                            "unexpected {} in a query response",
+                            message_name(&other)
+                        ))
                     });
                 }
                 Err(e) => {

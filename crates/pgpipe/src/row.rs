@@ -201,7 +201,11 @@ impl Row {
         let body = &self.body[..];
         let mut pos = 2usize;
         for col in 0..=i {
-            let len_bytes: [u8; 4] = body.get(pos..pos + 4).ok_or_else(bad)?.try_into().map_err(|_| bad())?;
+            let len_bytes: [u8; 4] = body
+                .get(pos..pos + 4)
+                .ok_or_else(bad)?
+                .try_into()
+                .map_err(|_| bad())?;
             let len = i32::from_be_bytes(len_bytes);
             pos += 4;
             if len < 0 {
@@ -225,7 +229,9 @@ impl fmt::Debug for Row {
         let mut list = f.debug_map();
         for (i, c) in self.columns.iter().enumerate() {
             match self.raw(i) {
-                Ok(Some(v)) => list.entry(&c.name, &format_args!("<{} bytes of {}>", v.len(), c.type_)),
+                Ok(Some(v)) => {
+                    list.entry(&c.name, &format_args!("<{} bytes of {}>", v.len(), c.type_))
+                }
                 Ok(None) => list.entry(&c.name, &format_args!("NULL")),
                 Err(_) => list.entry(&c.name, &format_args!("<malformed>")),
             };

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::task::Waker;
 
 use bytes::BytesMut;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use pgpipe_proto::frontend::{self, Encoder};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::cache::StatementCache;
 use crate::error::DbError;
@@ -93,7 +93,11 @@ impl Shared {
     /// here instead of growing memory without limit.
     pub(crate) async fn permit(&self) -> Result<OwnedSemaphorePermit, Error> {
         self.permits.clone().acquire_owned().await.map_err(|_| {
-            let reason = self.lock().closed.clone().unwrap_or_else(|| "the connection is closed".into());
+            let reason = self
+                .lock()
+                .closed
+                .clone()
+                .unwrap_or_else(|| "the connection is closed".into());
             Error::closed().context(reason)
         })
     }
@@ -104,7 +108,8 @@ impl Shared {
         F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
     {
         let permit = self.permit().await?;
-        self.send_cached(Some(permit), |enc, buf, _| encode(enc, buf)).map(|(r, ())| r)
+        self.send_cached(Some(permit), |enc, buf, _| encode(enc, buf))
+            .map(|(r, ())| r)
     }
 
     /// Like [`send`](Self::send), with the statement cache at hand.
@@ -139,16 +144,27 @@ impl Shared {
 
     /// Queues several requests in one step (one write for all of them);
     /// `encode` writes them in the order of `permits`, each ending in a Sync.
-    pub(crate) fn send_many<F, R>(&self, permits: Vec<OwnedSemaphorePermit>, encode: F) -> Result<(Vec<Responses>, R), Error>
+    pub(crate) fn send_many<F, R>(
+        &self,
+        permits: Vec<OwnedSemaphorePermit>,
+        encode: F,
+    ) -> Result<(Vec<Responses>, R), Error>
     where
         F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
     {
-        let slots: Vec<Arc<Slot>> = permits.into_iter().map(|p| Arc::new(Slot::new(Some(p)))).collect();
+        let slots: Vec<Arc<Slot>> = permits
+            .into_iter()
+            .map(|p| Arc::new(Slot::new(Some(p))))
+            .collect();
         let r = self.enqueue(slots.iter().cloned(), encode)?;
         Ok((slots.into_iter().map(Responses::new).collect(), r))
     }
 
-    fn enqueue<F, R>(&self, slots: impl IntoIterator<Item = Arc<Slot>>, encode: F) -> Result<R, Error>
+    fn enqueue<F, R>(
+        &self,
+        slots: impl IntoIterator<Item = Arc<Slot>>,
+        encode: F,
+    ) -> Result<R, Error>
     where
         F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
     {
@@ -169,7 +185,11 @@ impl Shared {
             q.slots.extend(slots);
             // Wake only on the idle-to-busy transition: if bytes were already
             // waiting, the driver has been woken for them and will take ours too.
-            let waker = if start == 0 { q.driver_waker.take() } else { None };
+            let waker = if start == 0 {
+                q.driver_waker.take()
+            } else {
+                None
+            };
             (waker, r)
         };
         if let Some(w) = waker {
@@ -259,10 +279,19 @@ impl Shared {
                 format!("a batch of {n} statements is larger than the request queue ({MAX_IN_FLIGHT}); split it"),
             ));
         }
-        let mut all = self.permits.clone().acquire_many_owned(n as u32).await.map_err(|_| {
-            let reason = self.lock().closed.clone().unwrap_or_else(|| "the connection is closed".into());
-            Error::closed().context(reason)
-        })?;
+        let mut all = self
+            .permits
+            .clone()
+            .acquire_many_owned(n as u32)
+            .await
+            .map_err(|_| {
+                let reason = self
+                    .lock()
+                    .closed
+                    .clone()
+                    .unwrap_or_else(|| "the connection is closed".into());
+                Error::closed().context(reason)
+            })?;
         let mut out = Vec::with_capacity(n);
         for _ in 1..n {
             out.extend(all.split(1));

@@ -68,7 +68,10 @@ impl SimpleQueryRow {
             None => Ok(None),
             Some(range) => std::str::from_utf8(&self.body[range.clone()])
                 .map(Some)
-                .map_err(|e| Error::new(ErrorKind::Decode, format!("column {i} is not valid UTF-8")).with_source(e)),
+                .map_err(|e| {
+                    Error::new(ErrorKind::Decode, format!("column {i} is not valid UTF-8"))
+                        .with_source(e)
+                }),
         }
     }
 }
@@ -84,7 +87,10 @@ impl std::fmt::Debug for SimpleQueryRow {
 }
 
 /// Reads a simple-query response to its end.
-pub(crate) async fn read_simple(shared: &Shared, responses: &mut Responses) -> Result<Vec<SimpleQueryMessage>, Error> {
+pub(crate) async fn read_simple(
+    shared: &Shared,
+    responses: &mut Responses,
+) -> Result<Vec<SimpleQueryMessage>, Error> {
     let mut out = Vec::new();
     let mut columns: Option<Arc<[Column]>> = None;
     let mut error = None;
@@ -106,7 +112,9 @@ pub(crate) async fn read_simple(shared: &Shared, responses: &mut Responses) -> R
                     }));
                 }
                 _ => {
-                    error.get_or_insert_with(|| Error::protocol("DataRow does not match the RowDescription"));
+                    error.get_or_insert_with(|| {
+                        Error::protocol("DataRow does not match the RowDescription")
+                    });
                 }
             },
             Ok(Message::CommandComplete(cc)) => {
@@ -115,7 +123,9 @@ pub(crate) async fn read_simple(shared: &Shared, responses: &mut Responses) -> R
             }
             Ok(Message::EmptyQueryResponse) => {}
             Ok(Message::ErrorResponse(fields)) => {
-                let e = DbError::parse(&fields).map(Error::db).unwrap_or_else(Error::protocol);
+                let e = DbError::parse(&fields)
+                    .map(Error::db)
+                    .unwrap_or_else(Error::protocol);
                 error.get_or_insert(e);
             }
             Ok(Message::CopyInResponse(_)) => {
@@ -125,12 +135,18 @@ pub(crate) async fn read_simple(shared: &Shared, responses: &mut Responses) -> R
             }
             Ok(Message::CopyOutResponse(_)) | Ok(Message::CopyData(_)) | Ok(Message::CopyDone) => {
                 error.get_or_insert_with(|| {
-                    Error::new(ErrorKind::Unsupported, "COPY TO STDOUT is not supported through simple_query yet")
+                    Error::new(
+                        ErrorKind::Unsupported,
+                        "COPY TO STDOUT is not supported through simple_query yet",
+                    )
                 });
             }
             Ok(other) => {
                 error.get_or_insert_with(|| {
-                    Error::protocol(format!("unexpected {} in a simple query response", message_name(&other)))
+                    Error::protocol(format!(
+                        "unexpected {} in a simple query response",
+                        message_name(&other)
+                    ))
                 });
             }
             Err(e) => {

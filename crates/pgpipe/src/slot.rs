@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
 use bytes::{Buf, Bytes};
-use tokio::sync::OwnedSemaphorePermit;
 use pgpipe_proto::backend::tag;
+use tokio::sync::OwnedSemaphorePermit;
 
 use crate::error::ErrorKind;
 use crate::Error;
@@ -134,7 +134,10 @@ impl Responses {
     }
 
     /// Poll form of [`next_raw`](Self::next_raw), for streams.
-    pub(crate) fn poll_next_raw(&mut self, cx: &mut Context<'_>) -> Poll<Result<(u8, Bytes), Error>> {
+    pub(crate) fn poll_next_raw(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(u8, Bytes), Error>> {
         if self.current.is_empty() {
             if self.finished {
                 return Poll::Ready(Err(Error::protocol(
@@ -146,7 +149,11 @@ impl Responses {
                 match st.chunks.pop_front() {
                     Some(chunk) => {
                         st.buffered -= chunk.len();
-                        let driver = if st.buffered <= st.resume_at { st.driver_waker.take() } else { None };
+                        let driver = if st.buffered <= st.resume_at {
+                            st.driver_waker.take()
+                        } else {
+                            None
+                        };
                         (chunk, driver)
                     }
                     None => {
@@ -174,13 +181,21 @@ impl Responses {
         // The driver framed these messages with the same decoder, so the
         // header is present and the length fits; check anyway, never panic.
         if self.current.len() < 5 {
-            return Poll::Ready(Err(Error::protocol("truncated message in a response chunk")));
+            return Poll::Ready(Err(Error::protocol(
+                "truncated message in a response chunk",
+            )));
         }
         let tag = self.current[0];
-        let len = u32::from_be_bytes([self.current[1], self.current[2], self.current[3], self.current[4]])
-            as usize;
+        let len = u32::from_be_bytes([
+            self.current[1],
+            self.current[2],
+            self.current[3],
+            self.current[4],
+        ]) as usize;
         if len < 4 || self.current.len() < 1 + len {
-            return Poll::Ready(Err(Error::protocol("truncated message in a response chunk")));
+            return Poll::Ready(Err(Error::protocol(
+                "truncated message in a response chunk",
+            )));
         }
         let mut msg = self.current.split_to(1 + len);
         msg.advance(5);
@@ -190,7 +205,6 @@ impl Responses {
         }
         Poll::Ready(Ok((tag, msg)))
     }
-
 }
 
 impl Responses {

@@ -15,7 +15,11 @@ pub(crate) enum Socket {
 }
 
 impl AsyncRead for Socket {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Socket::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             Socket::Unix(s) => Pin::new(s).poll_read(cx, buf),
@@ -24,7 +28,11 @@ impl AsyncRead for Socket {
 }
 
 impl AsyncWrite for Socket {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Socket::Tcp(s) => Pin::new(s).poll_write(cx, buf),
             Socket::Unix(s) => Pin::new(s).poll_write(cx, buf),

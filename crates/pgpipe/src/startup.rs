@@ -32,10 +32,9 @@ struct Framed<'a> {
 
 impl Framed<'_> {
     async fn send(&mut self) -> Result<(), Error> {
-        self.socket
-            .write_all(&self.write_buf)
-            .await
-            .map_err(|e| Error::new(ErrorKind::Connect, "sending the startup packet").with_source(e))?;
+        self.socket.write_all(&self.write_buf).await.map_err(|e| {
+            Error::new(ErrorKind::Connect, "sending the startup packet").with_source(e)
+        })?;
         self.write_buf.clear();
         Ok(())
     }
@@ -54,7 +53,10 @@ impl Framed<'_> {
                 .socket
                 .read_buf(&mut self.read_buf)
                 .await
-                .map_err(|e| Error::new(ErrorKind::Connect, "reading the server's startup reply").with_source(e))?;
+                .map_err(|e| {
+                    Error::new(ErrorKind::Connect, "reading the server's startup reply")
+                        .with_source(e)
+                })?;
             if n == 0 {
                 return Err(Error::new(
                     ErrorKind::Connect,
@@ -99,7 +101,9 @@ pub(crate) async fn handshake(
     }
     encoder
         .startup(&params, &mut framed.write_buf)
-        .map_err(|e| Error::new(ErrorKind::Config, "encoding the startup message").with_source(e))?;
+        .map_err(|e| {
+            Error::new(ErrorKind::Config, "encoding the startup message").with_source(e)
+        })?;
     framed.send().await?;
 
     authenticate(&mut framed, config, password, encoder).await?;
@@ -120,14 +124,18 @@ pub(crate) async fn handshake(
                 session.secret_key = secret_key;
             }
             Message::ParameterStatus(p) => {
-                session.parameters.insert(p.name().to_owned(), p.value().to_owned());
+                session
+                    .parameters
+                    .insert(p.name().to_owned(), p.value().to_owned());
             }
             Message::NoticeResponse(fields) => {
                 if let Ok(notice) = DbError::parse(&fields) {
                     tracing::info!(target: "pgpipe::notice", "{}", notice.message());
                 }
             }
-            Message::ErrorResponse(fields) => return Err(server_error(&fields, ErrorKind::Connect)),
+            Message::ErrorResponse(fields) => {
+                return Err(server_error(&fields, ErrorKind::Connect))
+            }
             Message::ReadyForQuery(_) => break,
             other => {
                 return Err(Error::protocol(format!(
@@ -159,7 +167,8 @@ async fn authenticate(
             )
         })
     };
-    let encode_err = |e| Error::new(ErrorKind::Auth, "encoding the password message").with_source(e);
+    let encode_err =
+        |e| Error::new(ErrorKind::Auth, "encoding the password message").with_source(e);
     match framed.recv().await? {
         Message::AuthenticationOk => return Ok(()),
         Message::AuthenticationCleartextPassword => {
@@ -219,9 +228,12 @@ async fn scram_exchange(
     max_iterations: u32,
     encoder: Encoder,
 ) -> Result<(), Error> {
-    let auth_err = |e: scram::ScramError| Error::new(ErrorKind::Auth, "SCRAM-SHA-256 authentication failed").with_source(e);
+    let auth_err = |e: scram::ScramError| {
+        Error::new(ErrorKind::Auth, "SCRAM-SHA-256 authentication failed").with_source(e)
+    };
     let encode_err = |e| Error::new(ErrorKind::Auth, "encoding a SASL message").with_source(e);
-    let mut scram = scram::ScramSha256::new(password, scram::ChannelBinding::Unsupported).max_iterations(max_iterations);
+    let mut scram = scram::ScramSha256::new(password, scram::ChannelBinding::Unsupported)
+        .max_iterations(max_iterations);
     encoder
         .sasl_initial_response(scram.mechanism(), scram.message(), &mut framed.write_buf)
         .map_err(encode_err)?;

@@ -98,17 +98,28 @@ impl RowStream {
                     Some(cols) if cols.len() == row.column_count() => {
                         return Poll::Ready(Some(Ok(Row::new(cols.clone(), row.buffer().clone()))));
                     }
-                    _ => self.error = Some(Error::protocol("DataRow does not match the RowDescription")),
+                    _ => {
+                        self.error =
+                            Some(Error::protocol("DataRow does not match the RowDescription"))
+                    }
                 },
                 Ok(Message::RowDescription(desc)) => {
-                    let cols: Arc<[Column]> = desc.fields().map(|f| Column::from_field(&f)).collect();
-                    if let Plan::Cached { name, columns: None, .. } = &self.plan {
+                    let cols: Arc<[Column]> =
+                        desc.fields().map(|f| Column::from_field(&f)).collect();
+                    if let Plan::Cached {
+                        name,
+                        columns: None,
+                        ..
+                    } = &self.plan
+                    {
                         self.shared.with_cache(|c| c.set_columns(name, &cols));
                     }
                     self.columns = Some(cols);
                 }
                 Ok(Message::NoData) => self.columns = Some(Arc::from(Vec::new())),
-                Ok(Message::CommandComplete(cc)) => self.rows_affected = Some(cc.rows().unwrap_or(0)),
+                Ok(Message::CommandComplete(cc)) => {
+                    self.rows_affected = Some(cc.rows().unwrap_or(0))
+                }
                 Ok(Message::ParseComplete)
                 | Ok(Message::BindComplete)
                 | Ok(Message::CloseComplete)
@@ -116,7 +127,11 @@ impl RowStream {
                 | Ok(Message::PortalSuspended) => {}
                 Ok(Message::CopyInResponse(_)) => self.shared.refuse_copy_in(),
                 Ok(Message::ErrorResponse(fields)) => {
-                    self.error = Some(DbError::parse(&fields).map(Error::db).unwrap_or_else(Error::protocol));
+                    self.error = Some(
+                        DbError::parse(&fields)
+                            .map(Error::db)
+                            .unwrap_or_else(Error::protocol),
+                    );
                 }
                 Ok(other) => {
                     self.error = Some(Error::protocol(format!(

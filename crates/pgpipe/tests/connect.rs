@@ -14,12 +14,19 @@ async fn connects_over_tcp_and_reports_server_parameters() {
     bounded(async {
         let db = database("tcp");
         let client = pgpipe::connect(&db.url(AuthRole::Trust)).await.unwrap();
-        let row = client.query_one("SELECT current_database()::text", ()).await.unwrap();
+        let row = client
+            .query_one("SELECT current_database()::text", ())
+            .await
+            .unwrap();
         assert_eq!(row.get::<&str, _>(0), db.name());
         assert_eq!(client.parameter("client_encoding").as_deref(), Some("UTF8"));
         assert!(client.parameter("server_version").is_some());
         assert!(client.backend_pid() > 0);
-        let pid: i32 = client.query_one("SELECT pg_backend_pid()", ()).await.unwrap().get(0);
+        let pid: i32 = client
+            .query_one("SELECT pg_backend_pid()", ())
+            .await
+            .unwrap()
+            .get(0);
         assert_eq!(pid, client.backend_pid());
     })
     .await
@@ -32,8 +39,14 @@ async fn connects_over_the_unix_socket() {
         let url = db.socket_url(AuthRole::Trust);
         let client = pgpipe::connect(&url).await.unwrap();
         // Over a Unix socket the server sees no client address.
-        let row = client.query_one("SELECT inet_client_addr() IS NULL", ()).await.unwrap();
-        assert!(row.get::<bool, _>(0), "expected a Unix-socket connection for {url}");
+        let row = client
+            .query_one("SELECT inet_client_addr() IS NULL", ())
+            .await
+            .unwrap();
+        assert!(
+            row.get::<bool, _>(0),
+            "expected a Unix-socket connection for {url}"
+        );
     })
     .await
 }
@@ -51,21 +64,25 @@ async fn every_auth_method_accepts_the_right_password_and_rejects_a_wrong_one() 
                 let client = pgpipe::connect(&url)
                     .await
                     .unwrap_or_else(|e| panic!("{role:?} with the right password: {e}"));
-                let user: String = client.query_one("SELECT current_user::text", ()).await.unwrap().get(0);
+                let user: String = client
+                    .query_one("SELECT current_user::text", ())
+                    .await
+                    .unwrap()
+                    .get(0);
                 assert_eq!(user, role.user());
 
                 if role == AuthRole::Trust {
                     continue;
                 }
-                let bad = url.replacen(
-                    &percent_encode(role.password()),
-                    "wrong-password",
-                    1,
-                );
+                let bad = url.replacen(&percent_encode(role.password()), "wrong-password", 1);
                 assert_ne!(bad, url, "the URL should carry the password");
                 let err = pgpipe::connect(&bad).await.unwrap_err();
                 assert_eq!(err.kind(), ErrorKind::Auth, "{role:?}: {err}");
-                assert_eq!(err.code(), Some(&SqlState::INVALID_PASSWORD), "{role:?}: {err}");
+                assert_eq!(
+                    err.code(),
+                    Some(&SqlState::INVALID_PASSWORD),
+                    "{role:?}: {err}"
+                );
                 let db_err = err.as_db_error().expect("the server's report is kept");
                 assert!(
                     db_err.message().contains("password authentication failed"),
@@ -80,7 +97,9 @@ async fn every_auth_method_accepts_the_right_password_and_rejects_a_wrong_one() 
 fn percent_encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -90,11 +109,17 @@ fn percent_encode(s: &str) -> String {
 async fn nothing_listening_fails_fast_naming_host_and_port() {
     bounded(async {
         // Bind then drop a listener to get a port nobody listens on.
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let started = Instant::now();
-        let err = pgpipe::connect(&format!("postgres://u@127.0.0.1:{port}/db?connect_timeout=2"))
-            .await
-            .unwrap_err();
+        let err = pgpipe::connect(&format!(
+            "postgres://u@127.0.0.1:{port}/db?connect_timeout=2"
+        ))
+        .await
+        .unwrap_err();
         assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(err.kind(), ErrorKind::Connect, "{err}");
         let msg = err.to_string();
@@ -116,27 +141,42 @@ async fn a_server_that_never_answers_hits_the_connect_timeout() {
             }
         });
         let started = Instant::now();
-        let err = pgpipe::connect(&format!("postgres://u@127.0.0.1:{port}/db?connect_timeout=1"))
-            .await
-            .unwrap_err();
-        assert!(started.elapsed() < Duration::from_secs(4), "took {:?}", started.elapsed());
+        let err = pgpipe::connect(&format!(
+            "postgres://u@127.0.0.1:{port}/db?connect_timeout=1"
+        ))
+        .await
+        .unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "took {:?}",
+            started.elapsed()
+        );
         assert!(err.is_timeout(), "{err}");
-        assert!(err.to_string().contains(&format!("127.0.0.1:{port}")), "{err}");
+        assert!(
+            err.to_string().contains(&format!("127.0.0.1:{port}")),
+            "{err}"
+        );
     })
     .await
 }
 
 #[tokio::test]
 async fn bad_connection_strings_name_the_offending_part() {
-    let err = pgpipe::connect("postgres://user@host:notaport/db").await.unwrap_err();
+    let err = pgpipe::connect("postgres://user@host:notaport/db")
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Config);
     assert!(err.to_string().contains("notaport"), "{err}");
 
-    let err = pgpipe::connect("host=localhost bogus_key=1").await.unwrap_err();
+    let err = pgpipe::connect("host=localhost bogus_key=1")
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Config);
     assert!(err.to_string().contains("bogus_key"), "{err}");
 
-    let err = pgpipe::connect("postgres://u@h/db?sslmode=sometimes").await.unwrap_err();
+    let err = pgpipe::connect("postgres://u@h/db?sslmode=sometimes")
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Config);
     assert!(err.to_string().contains("sometimes"), "{err}");
 }
@@ -151,12 +191,22 @@ async fn dropping_the_last_client_terminates_the_session() {
         let clone = client.clone();
         drop(client);
         // A clone keeps the connection alive.
-        assert_eq!(clone.query_one("SELECT 1::int4", ()).await.unwrap().get::<i32, _>(0), 1);
+        assert_eq!(
+            clone
+                .query_one("SELECT 1::int4", ())
+                .await
+                .unwrap()
+                .get::<i32, _>(0),
+            1
+        );
         drop(clone);
         let mut gone = false;
         for _ in 0..100 {
             let n: i64 = observer
-                .query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", (pid,))
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
+                    (pid,),
+                )
                 .await
                 .unwrap()
                 .get(0);
@@ -166,7 +216,10 @@ async fn dropping_the_last_client_terminates_the_session() {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        assert!(gone, "backend {pid} still there after the last client was dropped");
+        assert!(
+            gone,
+            "backend {pid} still there after the last client was dropped"
+        );
     })
     .await
 }

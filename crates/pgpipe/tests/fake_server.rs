@@ -12,7 +12,10 @@ const BOUND: Duration = Duration::from_secs(20);
 
 /// The client's part of a one-query exchange: connect, run a query, return
 /// its error (the script makes it fail) and the client.
-async fn query_against(script: Script, url_suffix: &str) -> (pgpipe::Error, pgpipe::Client, FakeServer) {
+async fn query_against(
+    script: Script,
+    url_suffix: &str,
+) -> (pgpipe::Error, pgpipe::Client, FakeServer) {
     let server = FakeServer::start(script).await.unwrap();
     let url = format!("{}{url_suffix}", server.url());
     let client = tokio::time::timeout(BOUND, pgpipe::connect(&url))
@@ -43,7 +46,10 @@ async fn truncated_message_then_eof() {
         .send(Bytes::from(partial))
         .close();
     let (err, client, _server) = query_against(script, "").await;
-    assert!(matches!(err.kind(), ErrorKind::Closed | ErrorKind::Io), "{err:?}");
+    assert!(
+        matches!(err.kind(), ErrorKind::Closed | ErrorKind::Io),
+        "{err:?}"
+    );
     assert!(tokio::time::timeout(BOUND, async {
         while !client.is_closed() {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -93,14 +99,19 @@ async fn data_row_whose_column_overruns_the_body() {
     assert_eq!(err.kind(), ErrorKind::Protocol, "{err:?}");
     assert!(err.to_string().contains("DataRow"), "{err}");
     // A server that sends garbage is not trusted with the next query.
-    let next = tokio::time::timeout(BOUND, client.query("SELECT 1", ())).await.unwrap();
+    let next = tokio::time::timeout(BOUND, client.query("SELECT 1", ()))
+        .await
+        .unwrap();
     assert!(next.unwrap_err().is_closed());
 }
 
 #[tokio::test]
 async fn error_response_without_sqlstate() {
     let script = after_query()
-        .send(msg::error_response(&[(b'S', "ERROR"), (b'M', "something broke")]))
+        .send(msg::error_response(&[
+            (b'S', "ERROR"),
+            (b'M', "something broke"),
+        ]))
         .send(msg::ready_for_query(b'I'))
         .sleep(Duration::from_secs(2));
     let (err, _client, _server) = query_against(script, "").await;
@@ -129,9 +140,17 @@ async fn first_time_statement_is_one_round_trip() {
     let transcript = server.finish().await.unwrap();
     let tags: Vec<u8> = transcript.messages.iter().map(|(t, _)| *t).collect();
     // Startup is recorded with tag 0; then Parse, Bind, Describe, Execute, Sync, Terminate.
-    assert!(tags.ends_with(b"PBDESX"), "{:?}", String::from_utf8_lossy(&tags));
+    assert!(
+        tags.ends_with(b"PBDESX"),
+        "{:?}",
+        String::from_utf8_lossy(&tags)
+    );
     // ...and Parse..Sync arrived in a single read: one round trip.
-    assert!(transcript.reads.contains(&5), "messages per read: {:?}", transcript.reads);
+    assert!(
+        transcript.reads.contains(&5),
+        "messages per read: {:?}",
+        transcript.reads
+    );
 }
 
 /// Parses a SASLInitialResponse body: mechanism\0, i32 length, client-first.
@@ -146,8 +165,11 @@ fn scram_script(iterations: u32, server_final: &'static [u8]) -> Script {
         .send(msg::auth_sasl(&["SCRAM-SHA-256"]))
         .expect(b'p')
         .respond(move |body| {
-            let (first, _nonce) =
-                pgpipe_testkit::scram::server_first(&client_first(body), b"0123456789abcdef", iterations);
+            let (first, _nonce) = pgpipe_testkit::scram::server_first(
+                &client_first(body),
+                b"0123456789abcdef",
+                iterations,
+            );
             msg::auth_sasl_continue(&first)
         })
         .expect(b'p')
@@ -157,9 +179,12 @@ fn scram_script(iterations: u32, server_final: &'static [u8]) -> Script {
 
 #[tokio::test]
 async fn scram_with_a_wrong_server_signature_is_refused() {
-    let server = FakeServer::start(scram_script(4096, b"v=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="))
-        .await
-        .unwrap();
+    let server = FakeServer::start(scram_script(
+        4096,
+        b"v=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+    ))
+    .await
+    .unwrap();
     let err = tokio::time::timeout(BOUND, pgpipe::connect(&server.url()))
         .await
         .expect("connect hung")

@@ -24,7 +24,10 @@ async fn a_thousand_concurrent_tasks_each_get_their_own_answer() {
             tasks.push(tokio::spawn(async move {
                 if i % 97 == 13 {
                     // A failing query in the middle of the burst fails alone.
-                    let err = client.query("SELECT 1/($1::int4 - $1::int4)", (i,)).await.unwrap_err();
+                    let err = client
+                        .query("SELECT 1/($1::int4 - $1::int4)", (i,))
+                        .await
+                        .unwrap_err();
                     assert_eq!(err.code().map(|c| c.code()), Some("22012"));
                     return;
                 }
@@ -50,7 +53,10 @@ async fn dropping_a_query_after_any_number_of_polls_leaves_the_connection_correc
         let client = connect(&db).await;
         for polls in 0..8 {
             {
-                let mut fut = pin!(client.query("SELECT g, repeat('x', 1000) FROM generate_series(1, 2000) g", ()));
+                let mut fut = pin!(client.query(
+                    "SELECT g, repeat('x', 1000) FROM generate_series(1, 2000) g",
+                    ()
+                ));
                 let mut cx: Context<'_> = noop_context();
                 for _ in 0..polls {
                     if let Poll::Ready(r) = fut.as_mut().poll(&mut cx) {
@@ -61,7 +67,11 @@ async fn dropping_a_query_after_any_number_of_polls_leaves_the_connection_correc
                 }
             }
             let row = client.query_one("SELECT $1::int4", (polls,)).await.unwrap();
-            assert_eq!(row.get::<i32, _>(0), polls, "after dropping a query polled {polls} times");
+            assert_eq!(
+                row.get::<i32, _>(0),
+                polls,
+                "after dropping a query polled {polls} times"
+            );
         }
     })
     .await
@@ -72,16 +82,26 @@ async fn a_dropped_future_inside_a_transaction_does_not_break_it() {
     bounded(async {
         let db = database("droptx");
         let client = connect(&db).await;
-        client.batch_execute("CREATE TABLE t (v int); BEGIN").await.unwrap();
+        client
+            .batch_execute("CREATE TABLE t (v int); BEGIN")
+            .await
+            .unwrap();
         {
             let mut fut = pin!(client.execute("INSERT INTO t VALUES (1)", ()));
             let _ = fut.as_mut().poll(&mut noop_context());
         }
-        client.execute("INSERT INTO t VALUES (2)", ()).await.unwrap();
+        client
+            .execute("INSERT INTO t VALUES (2)", ())
+            .await
+            .unwrap();
         client.batch_execute("COMMIT").await.unwrap();
         // The dropped insert was already sent, so it ran; what matters is
         // that the transaction and the connection stayed consistent.
-        let n: i64 = client.query_one("SELECT count(*) FROM t", ()).await.unwrap().get(0);
+        let n: i64 = client
+            .query_one("SELECT count(*) FROM t", ())
+            .await
+            .unwrap()
+            .get(0);
         assert_eq!(n, 2);
     })
     .await
@@ -97,7 +117,13 @@ async fn more_tasks_than_the_request_queue_holds_wait_their_turn() {
         let tasks: Vec<_> = (0..6000i32)
             .map(|i| {
                 let client = client.clone();
-                tokio::spawn(async move { client.query_one("SELECT $1::int4", (i,)).await.unwrap().get::<i32, _>(0) })
+                tokio::spawn(async move {
+                    client
+                        .query_one("SELECT $1::int4", (i,))
+                        .await
+                        .unwrap()
+                        .get::<i32, _>(0)
+                })
             })
             .collect();
         for (i, t) in tasks.into_iter().enumerate() {

@@ -43,7 +43,10 @@ async fn simple_query_runs_several_statements_with_text_results() {
         assert!(rows[0].try_get("missing").is_err());
 
         // batch_execute stops at the first error and reports it.
-        let err = client.batch_execute("SELECT 1; SELECT * FROM nope; SELECT 2").await.unwrap_err();
+        let err = client
+            .batch_execute("SELECT 1; SELECT * FROM nope; SELECT 2")
+            .await
+            .unwrap_err();
         assert_eq!(err.code().map(|c| c.code()), Some("42P01"));
         client.batch_execute("").await.unwrap();
     })
@@ -90,12 +93,18 @@ async fn null_in_and_out() {
     bounded(async {
         let db = database("nulls");
         let client = connect(&db).await;
-        client.batch_execute("CREATE TABLE n (a int4, b text)").await.unwrap();
+        client
+            .batch_execute("CREATE TABLE n (a int4, b text)")
+            .await
+            .unwrap();
         client
             .execute("INSERT INTO n VALUES ($1, $2)", (None::<i32>, Some("x")))
             .await
             .unwrap();
-        let row = client.query_one("SELECT a, b, a IS NULL FROM n", ()).await.unwrap();
+        let row = client
+            .query_one("SELECT a, b, a IS NULL FROM n", ())
+            .await
+            .unwrap();
         assert_eq!(row.get::<Option<i32>, _>("a"), None);
         assert_eq!(row.get::<Option<&str>, _>("b"), Some("x"));
         assert!(row.get::<bool, _>(2));
@@ -111,14 +120,35 @@ async fn execute_returns_affected_rows() {
     bounded(async {
         let db = database("execute");
         let client = connect(&db).await;
-        assert_eq!(client.execute("CREATE TABLE e (id int8)", ()).await.unwrap(), 0);
+        assert_eq!(
+            client
+                .execute("CREATE TABLE e (id int8)", ())
+                .await
+                .unwrap(),
+            0
+        );
         let n = client
-            .execute("INSERT INTO e SELECT g FROM generate_series(1, $1::int8) g", (25i64,))
+            .execute(
+                "INSERT INTO e SELECT g FROM generate_series(1, $1::int8) g",
+                (25i64,),
+            )
             .await
             .unwrap();
         assert_eq!(n, 25);
-        assert_eq!(client.execute("UPDATE e SET id = id + 1 WHERE id <= $1", (10i64,)).await.unwrap(), 10);
-        assert_eq!(client.execute("DELETE FROM e WHERE id > $1", (20i64,)).await.unwrap(), 5);
+        assert_eq!(
+            client
+                .execute("UPDATE e SET id = id + 1 WHERE id <= $1", (10i64,))
+                .await
+                .unwrap(),
+            10
+        );
+        assert_eq!(
+            client
+                .execute("DELETE FROM e WHERE id > $1", (20i64,))
+                .await
+                .unwrap(),
+            5
+        );
         assert_eq!(client.execute("SELECT * FROM e", ()).await.unwrap(), 20);
     })
     .await
@@ -129,15 +159,28 @@ async fn query_one_and_query_opt_check_the_row_count() {
     bounded(async {
         let db = database("rowcount");
         let client = connect(&db).await;
-        let err = client.query_one("SELECT 1 WHERE false", ()).await.unwrap_err();
+        let err = client
+            .query_one("SELECT 1 WHERE false", ())
+            .await
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::RowCount);
         assert!(err.to_string().contains("returned 0"), "{err}");
-        let err = client.query_one("SELECT * FROM generate_series(1, 2)", ()).await.unwrap_err();
+        let err = client
+            .query_one("SELECT * FROM generate_series(1, 2)", ())
+            .await
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::RowCount);
         assert!(err.to_string().contains("returned 2"), "{err}");
-        assert!(client.query_opt("SELECT 1 WHERE false", ()).await.unwrap().is_none());
+        assert!(client
+            .query_opt("SELECT 1 WHERE false", ())
+            .await
+            .unwrap()
+            .is_none());
         assert!(client.query_opt("SELECT 1", ()).await.unwrap().is_some());
-        let err = client.query_opt("SELECT * FROM generate_series(1, 3)", ()).await.unwrap_err();
+        let err = client
+            .query_opt("SELECT * FROM generate_series(1, 3)", ())
+            .await
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::RowCount);
     })
     .await
@@ -148,12 +191,18 @@ async fn columns_by_name_and_type_mismatches() {
     bounded(async {
         let db = database("columns");
         let client = connect(&db).await;
-        let row = client.query_one("SELECT 1::int8 AS big, 'x'::text AS t", ()).await.unwrap();
+        let row = client
+            .query_one("SELECT 1::int8 AS big, 'x'::text AS t", ())
+            .await
+            .unwrap();
         assert_eq!(row.get::<i64, _>("big"), 1);
         let err = row.try_get::<i32, _>("big").unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Decode);
         let msg = err.to_string();
-        assert!(msg.contains("int8") && msg.contains("i32") && msg.contains("big"), "{msg}");
+        assert!(
+            msg.contains("int8") && msg.contains("i32") && msg.contains("big"),
+            "{msg}"
+        );
         let err = row.try_get::<i32, _>("t").unwrap_err();
         assert!(err.to_string().contains("text"), "{err}");
         let err = row.try_get::<i32, _>("nope").unwrap_err();
@@ -170,14 +219,21 @@ async fn wrong_parameter_count_is_a_clear_error() {
     bounded(async {
         let db = database("paramcount");
         let client = connect(&db).await;
-        let err = client.query("SELECT $1::int4 + $2::int4", (1i32,)).await.unwrap_err();
+        let err = client
+            .query("SELECT $1::int4 + $2::int4", (1i32,))
+            .await
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::ParameterCount, "{err}");
         assert!(err.to_string().contains("parameters"), "{err}");
 
         let stmt = client.prepare("SELECT $1::int4 + $2::int4").await.unwrap();
         let err = client.query(&stmt, (1i32,)).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::ParameterCount);
-        assert!(err.to_string().contains("takes 2 parameter(s) but 1 were given"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("takes 2 parameter(s) but 1 were given"),
+            "{err}"
+        );
         // The connection is fine afterwards.
         let row = client.query_one(&stmt, (1i32, 2i32)).await.unwrap();
         assert_eq!(row.get::<i32, _>(0), 3);
@@ -190,7 +246,10 @@ async fn prepared_statements_know_their_types_and_check_parameters() {
     bounded(async {
         let db = database("prepared");
         let client = connect(&db).await;
-        let stmt = client.prepare("SELECT $1::int8 AS id, $2::text AS name").await.unwrap();
+        let stmt = client
+            .prepare("SELECT $1::int8 AS id, $2::text AS name")
+            .await
+            .unwrap();
         assert_eq!(stmt.params(), &[Type::INT8, Type::TEXT]);
         assert_eq!(stmt.columns()[1].name(), "name");
         for i in 0..3i64 {
@@ -199,17 +258,33 @@ async fn prepared_statements_know_their_types_and_check_parameters() {
         }
         let err = client.query(&stmt, (1i32, "n")).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Encode);
-        assert!(err.to_string().contains("$1") && err.to_string().contains("int8"), "{err}");
+        assert!(
+            err.to_string().contains("$1") && err.to_string().contains("int8"),
+            "{err}"
+        );
 
-        let typed = client.prepare_typed("SELECT $1", &[Type::INT4]).await.unwrap();
+        let typed = client
+            .prepare_typed("SELECT $1", &[Type::INT4])
+            .await
+            .unwrap();
         assert_eq!(typed.params(), &[Type::INT4]);
-        assert_eq!(client.query_one(&typed, (5i32,)).await.unwrap().get::<i32, _>(0), 5);
+        assert_eq!(
+            client
+                .query_one(&typed, (5i32,))
+                .await
+                .unwrap()
+                .get::<i32, _>(0),
+            5
+        );
 
         // Dropping a statement closes it on the server.
         let name = stmt.name().to_owned();
         drop(stmt);
         let n: i64 = client
-            .query_one("SELECT count(*) FROM pg_prepared_statements WHERE name = $1", (name.as_str(),))
+            .query_one(
+                "SELECT count(*) FROM pg_prepared_statements WHERE name = $1",
+                (name.as_str(),),
+            )
             .await
             .unwrap()
             .get(0);
@@ -224,7 +299,11 @@ async fn empty_query_and_statements_without_rows() {
         let db = database("empty");
         let client = connect(&db).await;
         assert!(client.query("", ()).await.unwrap().is_empty());
-        assert!(client.query("SET application_name = 'x'", ()).await.unwrap().is_empty());
+        assert!(client
+            .query("SET application_name = 'x'", ())
+            .await
+            .unwrap()
+            .is_empty());
         assert_eq!(client.parameter("application_name").as_deref(), Some("x"));
     })
     .await
@@ -255,10 +334,20 @@ async fn copy_from_stdin_through_a_query_method_fails_instead_of_hanging() {
     bounded(async {
         let db = database("copyin");
         let client = connect(&db).await;
-        client.batch_execute("CREATE TABLE c (a int)").await.unwrap();
+        client
+            .batch_execute("CREATE TABLE c (a int)")
+            .await
+            .unwrap();
         let err = client.batch_execute("COPY c FROM STDIN").await.unwrap_err();
         assert!(err.is_db(), "{err}");
-        assert_eq!(client.query_one("SELECT 7::int4", ()).await.unwrap().get::<i32, _>(0), 7);
+        assert_eq!(
+            client
+                .query_one("SELECT 7::int4", ())
+                .await
+                .unwrap()
+                .get::<i32, _>(0),
+            7
+        );
     })
     .await
 }

@@ -43,12 +43,25 @@ async fn syntax_error_has_its_position() {
         let client = connect(&db).await;
         let err = client.query("SELECT 1 FROM WHERE", ()).await.unwrap_err();
         assert_eq!(err.code(), Some(&SqlState::SYNTAX_ERROR));
-        assert_eq!(err.as_db_error().unwrap().position(), Some(&ErrorPosition::Original(15)));
+        assert_eq!(
+            err.as_db_error().unwrap().position(),
+            Some(&ErrorPosition::Original(15))
+        );
         // Simple protocol too.
         let err = client.batch_execute("SELEC 1").await.unwrap_err();
         assert_eq!(err.code(), Some(&SqlState::SYNTAX_ERROR));
-        assert_eq!(err.as_db_error().unwrap().position(), Some(&ErrorPosition::Original(1)));
-        assert_eq!(client.query_one("SELECT 2::int4", ()).await.unwrap().get::<i32, _>(0), 2);
+        assert_eq!(
+            err.as_db_error().unwrap().position(),
+            Some(&ErrorPosition::Original(1))
+        );
+        assert_eq!(
+            client
+                .query_one("SELECT 2::int4", ())
+                .await
+                .unwrap()
+                .get::<i32, _>(0),
+            2
+        );
     })
     .await
 }
@@ -84,7 +97,14 @@ async fn an_error_in_a_transaction_is_reported_and_rollback_recovers() {
         let err = client.query("SELECT 1", ()).await.unwrap_err();
         assert_eq!(err.code(), Some(&SqlState::IN_FAILED_SQL_TRANSACTION));
         client.batch_execute("ROLLBACK").await.unwrap();
-        assert_eq!(client.query_one("SELECT 3::int4", ()).await.unwrap().get::<i32, _>(0), 3);
+        assert_eq!(
+            client
+                .query_one("SELECT 3::int4", ())
+                .await
+                .unwrap()
+                .get::<i32, _>(0),
+            3
+        );
     })
     .await
 }

@@ -9,7 +9,9 @@ use pgpipe_testkit::{AuthRole, TestDatabase};
 
 async fn connect_with(db: &TestDatabase, query: &str) -> pgpipe::Client {
     let url = format!("{}?{query}", db.url(AuthRole::Trust));
-    pgpipe::connect(&url).await.unwrap_or_else(|e| panic!("{url}: {e}"))
+    pgpipe::connect(&url)
+        .await
+        .unwrap_or_else(|e| panic!("{url}: {e}"))
 }
 
 async fn prepared_count(client: &pgpipe::Client) -> i64 {
@@ -30,12 +32,19 @@ async fn repeated_sql_reuses_one_named_statement() {
         let db = database("cache_reuse");
         let client = connect_with(&db, "").await;
         for i in 0..5i32 {
-            let v: i32 = client.query_one("SELECT $1::int4 + 1", (i,)).await.unwrap().get(0);
+            let v: i32 = client
+                .query_one("SELECT $1::int4 + 1", (i,))
+                .await
+                .unwrap()
+                .get(0);
             assert_eq!(v, i + 1);
         }
         assert_eq!(prepared_count(&client).await, 1);
         // Different parameter types are a different statement.
-        client.query_one("SELECT $1::int4 + 1", (1i64,)).await.unwrap();
+        client
+            .query_one("SELECT $1::int4 + 1", (1i64,))
+            .await
+            .unwrap();
         assert_eq!(prepared_count(&client).await, 2);
     })
     .await
@@ -59,16 +68,25 @@ async fn a_changed_result_type_is_retried_once_outside_a_transaction() {
     bounded(async {
         let db = database("cache_stale");
         let client = connect_with(&db, "").await;
-        client.batch_execute("CREATE TABLE t (a int4); INSERT INTO t VALUES (1)").await.unwrap();
+        client
+            .batch_execute("CREATE TABLE t (a int4); INSERT INTO t VALUES (1)")
+            .await
+            .unwrap();
         let sql = "SELECT * FROM t";
         assert_eq!(client.query_one(sql, ()).await.unwrap().len(), 1);
-        client.batch_execute("ALTER TABLE t ADD COLUMN b text DEFAULT 'x'").await.unwrap();
+        client
+            .batch_execute("ALTER TABLE t ADD COLUMN b text DEFAULT 'x'")
+            .await
+            .unwrap();
         let row = client.query_one(sql, ()).await.unwrap();
         assert_eq!(row.len(), 2);
         assert_eq!(row.get::<&str, _>("b"), "x");
 
         // Inside a transaction the error is returned: it is already aborted.
-        client.batch_execute("ALTER TABLE t ADD COLUMN c int4").await.unwrap();
+        client
+            .batch_execute("ALTER TABLE t ADD COLUMN c int4")
+            .await
+            .unwrap();
         client.batch_execute("BEGIN").await.unwrap();
         let err = client.query_one(sql, ()).await.unwrap_err();
         assert_eq!(err.code(), Some(&SqlState::FEATURE_NOT_SUPPORTED), "{err}");
@@ -85,10 +103,24 @@ async fn the_cache_recovers_after_discard_all() {
         let db = database("cache_discard");
         let client = connect_with(&db, "").await;
         let sql = "SELECT $1::text || '!'";
-        assert_eq!(client.query_one(sql, ("a",)).await.unwrap().get::<&str, _>(0), "a!");
+        assert_eq!(
+            client
+                .query_one(sql, ("a",))
+                .await
+                .unwrap()
+                .get::<&str, _>(0),
+            "a!"
+        );
         client.batch_execute("DISCARD ALL").await.unwrap();
         assert_eq!(prepared_count(&client).await, 0);
-        assert_eq!(client.query_one(sql, ("b",)).await.unwrap().get::<&str, _>(0), "b!");
+        assert_eq!(
+            client
+                .query_one(sql, ("b",))
+                .await
+                .unwrap()
+                .get::<&str, _>(0),
+            "b!"
+        );
         assert_eq!(prepared_count(&client).await, 1);
     })
     .await
@@ -116,7 +148,13 @@ async fn concurrent_first_executions_share_the_statement() {
         let futures: Vec<_> = (0..50i32)
             .map(|i| {
                 let client = client.clone();
-                async move { client.query_one("SELECT $1::int4 * 3", (i,)).await.unwrap().get::<i32, _>(0) }
+                async move {
+                    client
+                        .query_one("SELECT $1::int4 * 3", (i,))
+                        .await
+                        .unwrap()
+                        .get::<i32, _>(0)
+                }
             })
             .collect();
         let mut results = Vec::new();
@@ -137,7 +175,11 @@ async fn unnamed_mode_never_creates_a_named_statement() {
         let db = database("cache_unnamed");
         let client = connect_with(&db, "query_mode=unnamed").await;
         for i in 0..5i32 {
-            let v: i32 = client.query_one("SELECT $1::int4", (i,)).await.unwrap().get(0);
+            let v: i32 = client
+                .query_one("SELECT $1::int4", (i,))
+                .await
+                .unwrap()
+                .get(0);
             assert_eq!(v, i);
         }
         assert_eq!(prepared_count(&client).await, 0);

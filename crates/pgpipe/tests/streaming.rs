@@ -12,7 +12,9 @@ use pgpipe_testkit::AuthRole;
 async fn a_slow_consumer_keeps_buffered_bytes_under_the_bound() {
     bounded(async {
         let db = database("stream_bound");
-        let (client, mut connection) = pgpipe::connect_with_driver(&db.url(AuthRole::Trust)).await.unwrap();
+        let (client, mut connection) = pgpipe::connect_with_driver(&db.url(AuthRole::Trust))
+            .await
+            .unwrap();
         const LIMIT: usize = 256 * 1024;
         connection.max_buffered(LIMIT);
         tokio::spawn(connection);
@@ -52,14 +54,21 @@ async fn a_stream_dropped_half_read_leaves_the_connection_correct() {
         for k in [0usize, 1, 10, 1000] {
             {
                 let mut rows = client
-                    .query_stream("SELECT g, repeat('y', 200) FROM generate_series(1, 20000) g", ())
+                    .query_stream(
+                        "SELECT g, repeat('y', 200) FROM generate_series(1, 20000) g",
+                        (),
+                    )
                     .await
                     .unwrap();
                 for _ in 0..k {
                     rows.next().await.unwrap().unwrap();
                 }
             }
-            let v: i32 = client.query_one("SELECT $1::int4", (k as i32,)).await.unwrap().get(0);
+            let v: i32 = client
+                .query_one("SELECT $1::int4", (k as i32,))
+                .await
+                .unwrap()
+                .get(0);
             assert_eq!(v, k as i32, "after dropping a stream at row {k}");
         }
     })
@@ -86,7 +95,14 @@ async fn an_error_part_way_ends_the_stream_with_that_error() {
         assert!(ok <= 4);
         assert_eq!(err.code().map(|c| c.code()), Some("22012"));
         assert!(rows.next().await.is_none());
-        assert_eq!(client.query_one("SELECT 1::int4", ()).await.unwrap().get::<i32, _>(0), 1);
+        assert_eq!(
+            client
+                .query_one("SELECT 1::int4", ())
+                .await
+                .unwrap()
+                .get::<i32, _>(0),
+            1
+        );
     })
     .await
 }

@@ -225,7 +225,13 @@ impl fmt::Debug for DbError {
 
 impl fmt::Display for DbError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} (SQLSTATE {})", self.severity, self.message, self.code.code())?;
+        write!(
+            f,
+            "{}: {} (SQLSTATE {})",
+            self.severity,
+            self.message,
+            self.code.code()
+        )?;
         if let Some(detail) = &self.detail {
             write!(f, "\nDETAIL: {detail}")?;
         }

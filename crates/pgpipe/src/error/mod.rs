@@ -207,13 +207,19 @@ mod tests {
 
     #[test]
     fn display_joins_message_and_source() {
-        let e = Error::io("writing to the server", std::io::Error::other("broken pipe"));
+        let e = Error::io(
+            "writing to the server",
+            std::io::Error::other("broken pipe"),
+        );
         assert_eq!(e.to_string(), "writing to the server: broken pipe");
         assert_eq!(e.kind(), ErrorKind::Io);
         assert!(!e.is_closed());
         assert!(Error::closed().is_closed());
         let e = Error::closed().context("statement 2 of the batch");
-        assert_eq!(e.to_string(), "statement 2 of the batch: the connection is closed");
+        assert_eq!(
+            e.to_string(),
+            "statement 2 of the batch: the connection is closed"
+        );
     }
 
     #[test]
