@@ -8,12 +8,11 @@ use pgpipe_proto::frontend::{self, ParamWriter};
 use pgpipe_proto::EncodeError;
 use pgpipe_types::{Oid, Params, Type};
 
-use crate::error::{DbError, ErrorKind};
+use crate::error::ErrorKind;
 use crate::query::{
     check_prepared, encode_statement, read_response, Plan, StatementRef, ToStatement,
 };
 use crate::row::{Column, Row};
-use crate::startup::message_name;
 use crate::{Client, Error};
 
 /// Parameter lists of different types side by side.
@@ -279,22 +278,9 @@ impl<'a> Batch<'a> {
                 Ok(Message::ParseComplete) => parsed_current = true,
                 Ok(Message::BindComplete) | Ok(Message::CloseComplete) => {}
                 Ok(Message::ErrorResponse(fields)) => {
-                    error = Some((
-                        i,
-                        DbError::parse(&fields)
-                            .map(Error::db)
-                            .unwrap_or_else(Error::protocol),
-                    ))
+                    error = Some((i, Error::from_server(&fields)))
                 }
-                Ok(other) => {
-                    error = Some((
-                        i,
-                        Error::protocol(format!(
-                            "unexpected {} in a batch response",
-                            message_name(&other)
-                        )),
-                    ))
-                }
+                Ok(other) => error = Some((i, Error::unexpected(&other, "in a batch response"))),
                 Err(e) => error = Some((i, Error::protocol(e.to_string()))),
             }
         }

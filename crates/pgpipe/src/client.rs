@@ -12,7 +12,6 @@ use crate::query::{encode_error, read_response, send_query, Plan, StatementRef, 
 use crate::row::{Column, Row};
 use crate::shared::Shared;
 use crate::simple_query::{read_simple, SimpleQueryMessage};
-use crate::startup::message_name;
 use crate::statement::Statement;
 use crate::stream::RowStream;
 use crate::Error;
@@ -316,19 +315,10 @@ impl Client {
                     columns = desc.fields().map(|f| Column::from_field(&f)).collect();
                 }
                 Ok(Message::ErrorResponse(fields)) => {
-                    error.get_or_insert(
-                        DbError::parse(&fields)
-                            .map(Error::db)
-                            .unwrap_or_else(Error::protocol),
-                    );
+                    error.get_or_insert(Error::from_server(&fields));
                 }
                 Ok(other) => {
-                    error.get_or_insert_with(|| {
-                        Error::protocol(format!(
-                            "unexpected {} while preparing",
-                            message_name(&other)
-                        ))
-                    });
+                    error.get_or_insert_with(|| Error::unexpected(&other, "while preparing"));
                 }
                 Err(e) => {
                     error.get_or_insert_with(|| Error::protocol(e.to_string()));
@@ -336,8 +326,7 @@ impl Client {
             }
         }
         match error {
-            Some(e) if e.kind() == ErrorKind::Protocol => Err(self.shared().abort(e)),
-            Some(e) => Err(e),
+            Some(e) => Err(self.shared().request_failed(e)),
             None => Ok(Statement::new(
                 name,
                 sql.to_owned(),

@@ -14,7 +14,6 @@ use crate::error::{DbError, ErrorKind, SqlState};
 use crate::row::{Column, Row};
 use crate::shared::Shared;
 use crate::slot::Responses;
-use crate::startup::message_name;
 use crate::statement::Statement;
 use crate::Error;
 
@@ -363,12 +362,7 @@ pub(crate) async fn read_response(
                     error.get_or_insert(e);
                 }
                 Ok(other) => {
-                    error.get_or_insert_with(|| {
-                        Error::protocol(format!(
-                            "unexpected {} in a query response",
-                            message_name(&other)
-                        ))
-                    });
+                    error.get_or_insert_with(|| Error::unexpected(&other, "in a query response"));
                 }
                 Err(e) => {
                     error.get_or_insert_with(|| Error::protocol(e.to_string()));
@@ -377,8 +371,7 @@ pub(crate) async fn read_response(
         }
     }
     let result = match error {
-        Some(e) if e.kind() == ErrorKind::Protocol => Err(shared.abort(e)),
-        Some(e) => Err(e),
+        Some(e) => Err(shared.request_failed(e)),
         None => Ok(affected),
     };
     Outcome {

@@ -252,6 +252,16 @@ impl Shared {
         }
     }
 
+    /// The error to hand a caller whose response went wrong: a protocol
+    /// error also closes the connection, whose state can't be trusted.
+    pub(crate) fn request_failed(&self, e: Error) -> Error {
+        if e.kind() == crate::ErrorKind::Protocol {
+            self.abort(e)
+        } else {
+            e
+        }
+    }
+
     /// Closes the connection because the server broke the protocol; returns
     /// the error for the caller that noticed.
     pub(crate) fn abort(&self, error: Error) -> Error {

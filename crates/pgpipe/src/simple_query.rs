@@ -5,11 +5,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use pgpipe_proto::backend::{tag, Message};
 
-use crate::error::{DbError, ErrorKind};
+use crate::error::ErrorKind;
 use crate::row::{Column, RowIndex};
 use crate::shared::Shared;
 use crate::slot::Responses;
-use crate::startup::message_name;
 use crate::Error;
 
 /// One item of a [`Client::simple_query`](crate::Client::simple_query) result.
@@ -123,9 +122,7 @@ pub(crate) async fn read_simple(
             }
             Ok(Message::EmptyQueryResponse) => {}
             Ok(Message::ErrorResponse(fields)) => {
-                let e = DbError::parse(&fields)
-                    .map(Error::db)
-                    .unwrap_or_else(Error::protocol);
+                let e = Error::from_server(&fields);
                 error.get_or_insert(e);
             }
             Ok(Message::CopyInResponse(_)) => {
@@ -142,12 +139,8 @@ pub(crate) async fn read_simple(
                 });
             }
             Ok(other) => {
-                error.get_or_insert_with(|| {
-                    Error::protocol(format!(
-                        "unexpected {} in a simple query response",
-                        message_name(&other)
-                    ))
-                });
+                error
+                    .get_or_insert_with(|| Error::unexpected(&other, "in a simple query response"));
             }
             Err(e) => {
                 error.get_or_insert_with(|| Error::protocol(e.to_string()));
@@ -155,8 +148,7 @@ pub(crate) async fn read_simple(
         }
     }
     match error {
-        Some(e) if e.kind() == ErrorKind::Protocol => Err(shared.abort(e)),
-        Some(e) => Err(e),
+        Some(e) => Err(shared.request_failed(e)),
         None => Ok(out),
     }
 }

@@ -285,40 +285,5 @@ fn server_error(fields: &pgpipe_proto::backend::ErrorFields, default: ErrorKind)
 }
 
 pub(crate) fn message_name(msg: &Message) -> &'static str {
-    match msg {
-        Message::AuthenticationOk => "AuthenticationOk",
-        Message::AuthenticationKerberosV5 => "AuthenticationKerberosV5",
-        Message::AuthenticationCleartextPassword => "AuthenticationCleartextPassword",
-        Message::AuthenticationMd5Password { .. } => "AuthenticationMD5Password",
-        Message::AuthenticationScmCredential => "AuthenticationSCMCredential",
-        Message::AuthenticationGss => "AuthenticationGSS",
-        Message::AuthenticationGssContinue(_) => "AuthenticationGSSContinue",
-        Message::AuthenticationSspi => "AuthenticationSSPI",
-        Message::AuthenticationSasl(_) => "AuthenticationSASL",
-        Message::AuthenticationSaslContinue(_) => "AuthenticationSASLContinue",
-        Message::AuthenticationSaslFinal(_) => "AuthenticationSASLFinal",
-        Message::BackendKeyData { .. } => "BackendKeyData",
-        Message::BindComplete => "BindComplete",
-        Message::CloseComplete => "CloseComplete",
-        Message::CommandComplete(_) => "CommandComplete",
-        Message::CopyData(_) => "CopyData",
-        Message::CopyDone => "CopyDone",
-        Message::CopyInResponse(_) => "CopyInResponse",
-        Message::CopyOutResponse(_) => "CopyOutResponse",
-        Message::CopyBothResponse(_) => "CopyBothResponse",
-        Message::DataRow(_) => "DataRow",
-        Message::EmptyQueryResponse => "EmptyQueryResponse",
-        Message::ErrorResponse(_) => "ErrorResponse",
-        Message::NegotiateProtocolVersion(_) => "NegotiateProtocolVersion",
-        Message::NoData => "NoData",
-        Message::NoticeResponse(_) => "NoticeResponse",
-        Message::NotificationResponse(_) => "NotificationResponse",
-        Message::ParameterDescription(_) => "ParameterDescription",
-        Message::ParameterStatus(_) => "ParameterStatus",
-        Message::ParseComplete => "ParseComplete",
-        Message::PortalSuspended => "PortalSuspended",
-        Message::ReadyForQuery(_) => "ReadyForQuery",
-        Message::RowDescription(_) => "RowDescription",
-        _ => "an unknown message",
-    }
+    pgpipe_proto::backend::tag::name(msg.tag()).unwrap_or("an unknown message")
 }

@@ -8,12 +8,11 @@ use std::task::{Context, Poll};
 use futures_core::Stream;
 use pgpipe_proto::backend::{tag, Message};
 
-use crate::error::{DbError, ErrorKind};
+use crate::error::ErrorKind;
 use crate::query::Plan;
 use crate::row::{Column, Row};
 use crate::shared::Shared;
 use crate::slot::Responses;
-use crate::startup::message_name;
 use crate::Error;
 
 /// The rows of a query, as they arrive. Returned by
@@ -127,18 +126,9 @@ impl RowStream {
                 | Ok(Message::PortalSuspended) => {}
                 Ok(Message::CopyInResponse(_)) => self.shared.refuse_copy_in(),
                 Ok(Message::ErrorResponse(fields)) => {
-                    self.error = Some(
-                        DbError::parse(&fields)
-                            .map(Error::db)
-                            .unwrap_or_else(Error::protocol),
-                    );
+                    self.error = Some(Error::from_server(&fields));
                 }
-                Ok(other) => {
-                    self.error = Some(Error::protocol(format!(
-                        "unexpected {} in a query response",
-                        message_name(&other)
-                    )))
-                }
+                Ok(other) => self.error = Some(Error::unexpected(&other, "in a query response")),
                 Err(e) => self.error = Some(Error::protocol(e.to_string())),
             }
         }
