@@ -1,5 +1,6 @@
 //! Authentication of every role against the shared cluster, with the
-//! testkit's own setup client (cleartext, MD5 and SCRAM).
+//! testkit's setup client (cleartext; MD5 and SCRAM are pgpipe-proto's, so
+//! these tests check them against a real server).
 
 use std::time::Duration;
 

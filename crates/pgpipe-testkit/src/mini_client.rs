@@ -1,8 +1,10 @@
 //! A tiny blocking PostgreSQL client for test setup: startup, trust /
 //! cleartext / MD5 / SCRAM authentication, simple queries with text results.
 //!
-//! It is independent of pgpipe-proto on purpose: setup must work while the
-//! client under test is broken, and must not share its bugs.
+//! Its own framing and message handling are independent of pgpipe's client,
+//! so setup works while the client under test is broken; the authentication
+//! arithmetic (MD5, SCRAM-SHA-256) is pgpipe-proto's, so logging in to the
+//! test cluster exercises it against a real server.
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -10,7 +12,9 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::auth::{md5_password, ScramClient};
+use pgpipe_proto::auth::md5;
+use pgpipe_proto::auth::scram::{ChannelBinding, ScramSha256};
+
 use crate::error::TestkitError;
 
 /// The longest message accepted; setup queries return small results, so a
@@ -139,7 +143,7 @@ impl MiniClient {
         msg.extend_from_slice(&body);
         self.write(&msg)?;
 
-        let mut scram: Option<ScramClient> = None;
+        let mut scram: Option<ScramSha256> = None;
         loop {
             let (tag, body) = self.read()?;
             match tag {
@@ -161,7 +165,11 @@ impl MiniClient {
                                 .get(4..8)
                                 .and_then(|s| s.try_into().ok())
                                 .ok_or_else(|| TestkitError::new("AuthenticationMD5Password without a salt"))?;
-                            let answer = md5_password(&login.user, &password()?, salt);
+                            let answer = md5::password_hash(
+                                login.user.as_bytes(),
+                                password()?.as_bytes(),
+                                salt,
+                            );
                             self.send(b'p', &nul_terminated(&answer))?;
                         }
                         10 => {
@@ -173,11 +181,12 @@ impl MiniClient {
                                     "the server offers no SASL mechanism the testkit supports (SCRAM-SHA-256)",
                                 ));
                             }
-                            let client = ScramClient::new(&password()?);
-                            let first = client.client_first();
-                            let mut out = nul_terminated("SCRAM-SHA-256");
+                            let client =
+                                ScramSha256::new(password()?.as_bytes(), ChannelBinding::Unsupported);
+                            let first = client.message();
+                            let mut out = nul_terminated(client.mechanism());
                             out.extend_from_slice(&(first.len() as i32).to_be_bytes());
-                            out.extend_from_slice(first.as_bytes());
+                            out.extend_from_slice(first);
                             self.send(b'p', &out)?;
                             scram = Some(client);
                         }
@@ -185,18 +194,18 @@ impl MiniClient {
                             let client = scram
                                 .as_mut()
                                 .ok_or_else(|| TestkitError::new("SASLContinue before SASL started"))?;
-                            let fin = client
-                                .client_final(&body[4..])
-                                .map_err(|e| TestkitError::new(format!("SCRAM: {e}")))?;
-                            self.send(b'p', fin.as_bytes())?;
+                            client
+                                .update(&body[4..])
+                                .map_err(|e| TestkitError::new(e.to_string()))?;
+                            self.send(b'p', client.message())?;
                         }
                         12 => {
                             let client = scram
-                                .as_ref()
+                                .as_mut()
                                 .ok_or_else(|| TestkitError::new("SASLFinal before SASL started"))?;
                             client
-                                .verify_server_final(&body[4..])
-                                .map_err(|e| TestkitError::new(format!("SCRAM: {e}")))?;
+                                .finish(&body[4..])
+                                .map_err(|e| TestkitError::new(e.to_string()))?;
                         }
                         other => {
                             return Err(TestkitError::new(format!(

@@ -26,6 +26,7 @@ pub mod config;
 mod connect;
 mod connection;
 mod error;
+mod portal;
 mod query;
 mod row;
 mod shared;
@@ -45,6 +46,7 @@ pub use config::{
 pub use connect::{connect, connect_with_driver};
 pub use connection::Connection;
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};
+pub use portal::Portal;
 pub use query::{StatementRef, ToStatement};
 pub use row::{Column, Row, RowIndex};
 pub use simple_query::{SimpleQueryMessage, SimpleQueryRow};

@@ -87,8 +87,19 @@ fn bind<P: Params + ?Sized>(
     params: &P,
     buf: &mut BytesMut,
 ) -> Result<(), Error> {
+    bind_to(enc, "", statement, params, buf)
+}
+
+/// Bind into a named portal; binary parameters and results.
+pub(crate) fn bind_to<P: Params + ?Sized>(
+    enc: &Encoder,
+    portal: &str,
+    statement: &str,
+    params: &P,
+    buf: &mut BytesMut,
+) -> Result<(), Error> {
     enc.bind(
-        "",
+        portal,
         statement,
         BINARY,
         params.len(),
@@ -231,7 +242,7 @@ pub(crate) fn check_prepared<P: Params + ?Sized>(
 ) -> Result<(), Error> {
     if !stmt.belongs_to(shared) {
         return Err(Error::new(
-            ErrorKind::Config,
+            ErrorKind::InvalidUse,
             format!(
                 "statement {:?} was prepared on another connection",
                 stmt.name()

@@ -332,6 +332,11 @@ impl Shared {
         format!("pgpipe_s{id}")
     }
 
+    pub(crate) fn next_portal_name(&self) -> String {
+        let id = self.next_statement_id.fetch_add(1, Ordering::Relaxed);
+        format!("pgpipe_p{id}")
+    }
+
     pub(crate) fn parameter(&self, name: &str) -> Option<String> {
         self.parameters
             .read()

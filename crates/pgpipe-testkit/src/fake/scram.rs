@@ -117,7 +117,7 @@ fn sasl_initial_data(input: &[u8]) -> Option<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::ScramClient;
+    use pgpipe_proto::auth::scram::{ChannelBinding, ScramSha256};
 
     fn initial_response(data: &str) -> Vec<u8> {
         let mut body = b"SCRAM-SHA-256\0".to_vec();
@@ -152,46 +152,70 @@ mod tests {
         }
     }
 
+    /// Runs pgpipe-proto's client up to client-final against these helpers;
+    /// returns the client, client-first, server-first and client-final.
+    fn exchange(salt: &[u8]) -> (ScramSha256, Vec<u8>, Vec<u8>, Vec<u8>) {
+        let mut client = ScramSha256::new(b"pencil", ChannelBinding::Unsupported);
+        let first = client.message().to_vec();
+        let body = initial_response(std::str::from_utf8(&first).unwrap());
+        let (sfirst, _) = server_first(&body, salt, 4096);
+        client.update(&sfirst).unwrap();
+        let cfinal = client.message().to_vec();
+        (client, first, sfirst, cfinal)
+    }
+
     #[test]
-    fn full_exchange_against_the_setup_client() {
-        let mut client = ScramClient::new("pencil");
-        let first = client.client_first();
+    fn full_exchange_against_pgpipe_proto() {
         let salt = b"0123456789abcdef";
-        let (sfirst, _) = server_first(&initial_response(&first), salt, 4096);
-        let cfinal = client.client_final(&sfirst).unwrap();
+        let (mut client, first, sfirst, cfinal) = exchange(salt);
         assert!(client_proof_is_valid(
-            "pencil",
-            salt,
-            4096,
-            first.as_bytes(),
-            &sfirst,
-            cfinal.as_bytes()
+            "pencil", salt, 4096, &first, &sfirst, &cfinal
         ));
         assert!(!client_proof_is_valid(
-            "wrong",
-            salt,
-            4096,
-            first.as_bytes(),
-            &sfirst,
-            cfinal.as_bytes()
+            "wrong", salt, 4096, &first, &sfirst, &cfinal
         ));
-        let sfinal = server_final(
+        let sfinal = server_final("pencil", salt, 4096, &first, &sfirst, &cfinal);
+        client.finish(&sfinal).unwrap();
+
+        // A server that does not know the password is refused.
+        let (mut client, first, sfirst, cfinal) = exchange(salt);
+        let bad = server_final("wrong", salt, 4096, &first, &sfirst, &cfinal);
+        assert!(client.finish(&bad).is_err());
+    }
+
+    #[test]
+    fn rfc7677_vector() {
+        // RFC 7677 section 3, user "user", password "pencil".
+        let client_first = b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO";
+        let server_first = b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096";
+        let client_final = b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=";
+        let salt = unb64("W22ZaJ0SNY7soEsUEjb6gQ==").unwrap();
+        assert!(client_proof_is_valid(
             "pencil",
-            salt,
+            &salt,
             4096,
-            first.as_bytes(),
-            &sfirst,
-            cfinal.as_bytes(),
-        );
-        client.verify_server_final(&sfinal).unwrap();
-        let bad = server_final(
-            "wrong",
-            salt,
+            client_first,
+            server_first,
+            client_final
+        ));
+        assert!(!client_proof_is_valid(
+            "pencil2",
+            &salt,
             4096,
-            first.as_bytes(),
-            &sfirst,
-            cfinal.as_bytes(),
+            client_first,
+            server_first,
+            client_final
+        ));
+        assert_eq!(
+            server_final(
+                "pencil",
+                &salt,
+                4096,
+                client_first,
+                server_first,
+                client_final
+            ),
+            b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
         );
-        assert!(client.verify_server_final(&bad).is_err());
     }
 }

@@ -48,6 +48,10 @@ pub enum ErrorKind {
     ColumnNotFound,
     /// `query_one` got zero or several rows, `query_opt` got several.
     RowCount,
+    /// The API was used in a way that cannot work: a statement on another
+    /// connection than the one that prepared it, a portal outside a
+    /// transaction block.
+    InvalidUse,
     /// The server asked for something this version of pgpipe does not do
     /// (an authentication method, COPY through a query method, ...).
     Unsupported,

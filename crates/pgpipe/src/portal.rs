@@ -1,0 +1,213 @@
+//! Portals: a result fetched N rows at a time (Execute with a row limit),
+//! for cursors inside a transaction block.
+
+use std::sync::Arc;
+
+use pgpipe_proto::backend::{tag, Message};
+use pgpipe_proto::frontend::{self, Target};
+use pgpipe_types::Params;
+
+use crate::error::ErrorKind;
+use crate::query::{bind_to, check_prepared, encode_error, StatementRef, ToStatement};
+use crate::row::{Column, Row};
+use crate::shared::Shared;
+use crate::{Client, Error};
+
+/// A bound statement whose rows are fetched in pieces: the server keeps the
+/// result open and produces the next rows only when asked, so a huge result
+/// costs neither the client nor the server memory.
+///
+/// A portal lives in a transaction block: create it after `BEGIN` and use
+/// it before `COMMIT`/`ROLLBACK`. It is closed on the server when dropped.
+///
+/// ```no_run
+/// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+/// client.batch_execute("BEGIN").await?;
+/// let mut portal = client.bind_portal("SELECT id FROM events ORDER BY id", ()).await?;
+/// while !portal.is_exhausted() {
+///     for row in portal.fetch(1000).await? {
+///         let id: i64 = row.get(0);
+///     }
+/// }
+/// drop(portal);
+/// client.batch_execute("COMMIT").await?;
+/// # Ok(()) }
+/// ```
+pub struct Portal {
+    shared: Arc<Shared>,
+    name: String,
+    columns: Arc<[Column]>,
+    exhausted: bool,
+}
+
+impl Client {
+    /// Binds a statement to a new [`Portal`] without running it. Must be
+    /// called inside a transaction block.
+    ///
+    /// Cancel safe (see [`Client`]); a portal whose creation was cancelled
+    /// ends with the transaction.
+    pub async fn bind_portal<S, P>(&self, statement: &S, params: P) -> Result<Portal, Error>
+    where
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let shared = self.shared();
+        let statement = statement.to_statement();
+        if let StatementRef::Prepared(stmt) = statement {
+            check_prepared(shared, stmt, &params)?;
+        }
+        let name = shared.next_portal_name();
+        let mut responses = shared
+            .send(|enc, buf| {
+                let from = match statement {
+                    StatementRef::Sql(sql) => {
+                        params
+                            .with_type_oids(|oids| enc.parse("", sql, oids, buf))
+                            .map_err(encode_error)?;
+                        ""
+                    }
+                    StatementRef::Prepared(stmt) => stmt.name(),
+                };
+                bind_to(enc, &name, from, &params, buf)?;
+                enc.describe(Target::Portal, &name, buf)
+                    .map_err(encode_error)?;
+                frontend::sync(buf);
+                Ok(())
+            })
+            .await?;
+        let mut columns: Arc<[Column]> = Arc::from(Vec::new());
+        let mut error = None;
+        loop {
+            let (tag, body) = responses.next_raw().await?;
+            if tag == tag::READY_FOR_QUERY {
+                break;
+            }
+            match Message::parse(tag, body) {
+                Ok(Message::ParseComplete) | Ok(Message::BindComplete) | Ok(Message::NoData) => {}
+                Ok(Message::RowDescription(desc)) => {
+                    columns = desc.fields().map(|f| Column::from_field(&f)).collect();
+                }
+                Ok(Message::ErrorResponse(fields)) => {
+                    error.get_or_insert(Error::from_server(&fields));
+                }
+                Ok(other) => {
+                    error
+                        .get_or_insert_with(|| Error::unexpected(&other, "while binding a portal"));
+                }
+                Err(e) => {
+                    error.get_or_insert_with(|| Error::protocol(e.to_string()));
+                }
+            }
+        }
+        if let Some(e) = error {
+            return Err(shared.request_failed(e));
+        }
+        if responses.ended_idle() {
+            // The Sync after Bind ended the implicit transaction, and the
+            // portal with it.
+            return Err(Error::new(
+                ErrorKind::InvalidUse,
+                "a portal needs a transaction block: run BEGIN first",
+            ));
+        }
+        Ok(Portal {
+            shared: shared.clone(),
+            name,
+            columns,
+            exhausted: false,
+        })
+    }
+}
+
+impl Portal {
+    /// Fetches up to `max_rows` more rows (0 means all the rest). After the
+    /// last rows, [`is_exhausted`](Self::is_exhausted) is true and further
+    /// fetches return no rows.
+    ///
+    /// Cancel safe: a fetch dropped mid-way discards its rows, which the
+    /// portal then no longer returns.
+    pub async fn fetch(&mut self, max_rows: u32) -> Result<Vec<Row>, Error> {
+        if self.exhausted {
+            return Ok(Vec::new());
+        }
+        let limit = i32::try_from(max_rows).unwrap_or(i32::MAX);
+        let name = &self.name;
+        let mut responses = self
+            .shared
+            .send(|enc, buf| {
+                enc.execute(name, limit, buf).map_err(encode_error)?;
+                frontend::sync(buf);
+                Ok(())
+            })
+            .await?;
+        let mut rows = Vec::new();
+        let mut error = None;
+        loop {
+            let (tag, body) = responses.next_raw().await?;
+            if tag == tag::READY_FOR_QUERY {
+                break;
+            }
+            match Message::parse(tag, body) {
+                Ok(Message::DataRow(row)) if row.column_count() == self.columns.len() => {
+                    rows.push(Row::new(self.columns.clone(), row.buffer().clone()));
+                }
+                Ok(Message::DataRow(_)) => {
+                    error.get_or_insert_with(|| {
+                        Error::protocol("DataRow does not match the RowDescription")
+                    });
+                }
+                Ok(Message::PortalSuspended) => {}
+                Ok(Message::CommandComplete(_)) | Ok(Message::EmptyQueryResponse) => {
+                    self.exhausted = true
+                }
+                Ok(Message::ErrorResponse(fields)) => {
+                    self.exhausted = true;
+                    error.get_or_insert(Error::from_server(&fields));
+                }
+                Ok(other) => {
+                    error.get_or_insert_with(|| {
+                        Error::unexpected(&other, "while fetching from a portal")
+                    });
+                }
+                Err(e) => {
+                    error.get_or_insert_with(|| Error::protocol(e.to_string()));
+                }
+            }
+        }
+        match error {
+            Some(e) => Err(self.shared.request_failed(e)),
+            None => Ok(rows),
+        }
+    }
+
+    /// Whether every row has been fetched.
+    pub fn is_exhausted(&self) -> bool {
+        self.exhausted
+    }
+
+    /// The result's columns.
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+}
+
+impl Drop for Portal {
+    fn drop(&mut self) {
+        // Best effort: the portal ends with its transaction anyway.
+        let _ = self.shared.send_detached(|enc, buf| {
+            enc.close(Target::Portal, &self.name, buf)
+                .map_err(encode_error)?;
+            frontend::sync(buf);
+            Ok(())
+        });
+    }
+}
+
+impl std::fmt::Debug for Portal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Portal")
+            .field("name", &self.name)
+            .field("exhausted", &self.exhausted)
+            .finish()
+    }
+}
