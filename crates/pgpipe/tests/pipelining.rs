@@ -46,32 +46,59 @@ async fn a_thousand_concurrent_tasks_each_get_their_own_answer() {
     .await
 }
 
+/// Polls `fut` up to `max` times (yielding to the driver in between) and
+/// returns how many polls it took to complete, if it did.
+async fn poll_times<F: Future>(fut: F, max: usize) -> Option<usize> {
+    let mut fut = pin!(fut);
+    let mut cx: Context<'_> = noop_context();
+    for n in 1..=max {
+        if fut.as_mut().poll(&mut cx).is_ready() {
+            return Some(n);
+        }
+        tokio::task::yield_now().await;
+    }
+    None
+}
+
+const SQL: &str = "SELECT g, repeat('x', 1000) FROM generate_series(1, 300) g";
+
 #[tokio::test]
 async fn dropping_a_query_after_any_number_of_polls_leaves_the_connection_correct() {
     bounded(async {
         let db = database("dropped");
         let client = connect(&db).await;
-        for polls in 0..8 {
-            {
-                let mut fut = pin!(client.query(
-                    "SELECT g, repeat('x', 1000) FROM generate_series(1, 2000) g",
-                    ()
-                ));
-                let mut cx: Context<'_> = noop_context();
-                for _ in 0..polls {
-                    if let Poll::Ready(r) = fut.as_mut().poll(&mut cx) {
-                        r.unwrap();
-                        break;
-                    }
-                    tokio::task::yield_now().await;
-                }
-            }
-            let row = client.query_one("SELECT $1::int4", (polls,)).await.unwrap();
+        // How many polls a whole query takes here (the result spans many reads).
+        let total = poll_times(client.query(SQL, ()), 100_000)
+            .await
+            .expect("the query completes when polled");
+        for polls in 0..=total {
+            poll_times(client.query(SQL, ()), polls).await;
+            let row = client
+                .query_one("SELECT $1::int8", (polls as i64,))
+                .await
+                .unwrap();
             assert_eq!(
-                row.get::<i32, _>(0),
-                polls,
-                "after dropping a query polled {polls} times"
+                row.get::<i64, _>(0),
+                polls as i64,
+                "after dropping a query polled {polls} of {total} times"
             );
+        }
+        // The same for statements served from the cache and for streams.
+        for polls in 0..=total {
+            poll_times(
+                async {
+                    let mut s = client.query_stream(SQL, ()).await.unwrap();
+                    while s.next().await.is_some() {}
+                },
+                polls,
+            )
+            .await;
+            let v: i64 = client
+                .query_one("SELECT $1::int8", (-(polls as i64),))
+                .await
+                .unwrap()
+                .get(0);
+            assert_eq!(v, -(polls as i64));
         }
     })
     .await
