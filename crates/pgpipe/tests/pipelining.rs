@@ -5,7 +5,7 @@ mod common;
 
 use std::future::Future;
 use std::pin::pin;
-use std::task::{Context, Poll};
+use std::task::Context;
 
 use common::{bounded, connect, database};
 
