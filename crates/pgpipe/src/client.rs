@@ -15,6 +15,7 @@ use crate::simple_query::{read_simple, SimpleQueryMessage};
 use crate::statement::Statement;
 use crate::stream::RowStream;
 use crate::Error;
+use crate::TransactionStatus;
 
 struct Inner {
     shared: Arc<Shared>,
@@ -392,6 +393,18 @@ impl Client {
     /// The backend process ID serving this connection.
     pub fn backend_pid(&self) -> i32 {
         self.shared().process_id
+    }
+
+    /// The transaction state the server reported with its latest
+    /// ReadyForQuery: whether the session is idle, inside a transaction
+    /// block, or inside a failed one. With requests in flight this is the
+    /// state after the latest answered one.
+    pub fn transaction_status(&self) -> TransactionStatus {
+        match self.shared().transaction_status() {
+            b'T' => TransactionStatus::InTransaction,
+            b'E' => TransactionStatus::Failed,
+            _ => TransactionStatus::Idle,
+        }
     }
 
     /// Whether the connection can no longer run queries.

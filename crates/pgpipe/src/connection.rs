@@ -178,6 +178,12 @@ impl Connection {
                     self.handle_async(header.tag, msg.freeze())?;
                 }
                 tag::READY_FOR_QUERY => {
+                    // The status byte follows the 5-byte header; the length
+                    // was framed, so it is there (get() keeps that unchecked
+                    // assumption from ever panicking).
+                    if let Some(&status) = self.read_buf.get(run + 5) {
+                        self.shared.set_transaction_status(status);
+                    }
                     run += header.total_len;
                     self.deliver(run, true)?;
                     run = 0;

@@ -46,6 +46,7 @@ pub use config::{
 pub use connect::{connect, connect_with_driver};
 pub use connection::Connection;
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};
+pub use pgpipe_proto::backend::TransactionStatus;
 pub use portal::Portal;
 pub use query::{StatementRef, ToStatement};
 pub use row::{Column, Row, RowIndex};

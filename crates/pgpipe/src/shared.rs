@@ -6,7 +6,7 @@
 //! requests that arrive together leave together (implicit pipelining).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::task::Waker;
 
@@ -51,6 +51,8 @@ pub(crate) struct Shared {
     pub(crate) notice_handler: RwLock<Option<NoticeHandler>>,
     next_statement_id: AtomicU64,
     peak_buffered: AtomicUsize,
+    /// The status byte of the last ReadyForQuery.
+    transaction_status: AtomicU8,
 }
 
 impl Shared {
@@ -79,6 +81,7 @@ impl Shared {
             notice_handler: RwLock::new(None),
             next_statement_id: AtomicU64::new(0),
             peak_buffered: AtomicUsize::new(0),
+            transaction_status: AtomicU8::new(b'I'),
         }
     }
 
@@ -317,6 +320,14 @@ impl Shared {
 
     pub(crate) fn is_closed(&self) -> bool {
         self.lock().closed.is_some()
+    }
+
+    pub(crate) fn set_transaction_status(&self, status: u8) {
+        self.transaction_status.store(status, Ordering::Relaxed);
+    }
+
+    pub(crate) fn transaction_status(&self) -> u8 {
+        self.transaction_status.load(Ordering::Relaxed)
     }
 
     pub(crate) fn record_buffered(&self, bytes: usize) {

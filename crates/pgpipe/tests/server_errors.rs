@@ -108,3 +108,23 @@ async fn an_error_in_a_transaction_is_reported_and_rollback_recovers() {
     })
     .await
 }
+
+#[tokio::test]
+async fn transaction_status_follows_the_server() {
+    use pgpipe::TransactionStatus;
+    bounded(async {
+        let db = database("txstatus");
+        let client = connect(&db).await;
+        assert_eq!(client.transaction_status(), TransactionStatus::Idle);
+        client.batch_execute("BEGIN").await.unwrap();
+        assert_eq!(
+            client.transaction_status(),
+            TransactionStatus::InTransaction
+        );
+        client.query("SELECT 1/0", ()).await.unwrap_err();
+        assert_eq!(client.transaction_status(), TransactionStatus::Failed);
+        client.batch_execute("ROLLBACK").await.unwrap();
+        assert_eq!(client.transaction_status(), TransactionStatus::Idle);
+    })
+    .await
+}
