@@ -12,10 +12,12 @@ use crate::query::{encode_error, read_response, send_query, Plan, StatementRef, 
 use crate::row::{Column, Row};
 use crate::shared::Shared;
 use crate::simple_query::{read_simple, SimpleQueryMessage};
+use crate::slot::Slot;
 use crate::statement::Statement;
 use crate::stream::RowStream;
 use crate::Error;
-use crate::TransactionStatus;
+use crate::{CancelToken, TransactionStatus};
+use std::time::Duration;
 
 struct Inner {
     shared: Arc<Shared>,
@@ -54,13 +56,55 @@ impl Drop for Inner {
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
+    /// Client-side timeout of each query made through this handle.
+    timeout: Option<Duration>,
 }
 
 impl Client {
     pub(crate) fn new(shared: Arc<Shared>) -> Client {
         Client {
+            timeout: shared.query_timeout,
             inner: Arc::new(Inner { shared }),
         }
+    }
+
+    /// A handle on the same connection whose queries time out after
+    /// `timeout` (`Duration::ZERO`: never). The default comes from the
+    /// `query_timeout` setting.
+    ///
+    /// On expiry, if the timed-out query is the only request on the
+    /// connection, pgpipe holds back new requests, sends a CancelRequest,
+    /// and waits up to 2 s for the server to end the query; the caller gets
+    /// a timeout error and the connection stays usable, and the cancel can
+    /// never hit a later query. If the server does not end it in time, the
+    /// connection is closed. If other requests are pipelined on the
+    /// connection, a cancel could hit one of them, so none is sent: the
+    /// caller gets the timeout error at once and the query's result is
+    /// discarded when it arrives.
+    ///
+    /// Applies to `query`, `query_one`, `query_opt` and `execute`.
+    ///
+    /// ```no_run
+    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// use std::time::Duration;
+    /// let err = client
+    ///     .with_timeout(Duration::from_millis(200))
+    ///     .execute("SELECT pg_sleep(10)", ())
+    ///     .await
+    ///     .unwrap_err();
+    /// assert!(err.is_timeout());
+    /// # Ok(()) }
+    /// ```
+    pub fn with_timeout(&self, timeout: Duration) -> Client {
+        Client {
+            inner: self.inner.clone(),
+            timeout: (!timeout.is_zero()).then_some(timeout),
+        }
+    }
+
+    /// A token that cancels what this connection is running, from anywhere.
+    pub fn cancel_token(&self) -> CancelToken {
+        self.shared().cancel.clone()
     }
 
     pub(crate) fn shared(&self) -> &Arc<Shared> {
@@ -208,8 +252,18 @@ impl Client {
         loop {
             let permit = self.shared().permit().await?;
             let (mut responses, plan) = send_query(self.shared(), permit, statement, params)?;
-            let outcome =
-                read_response(self.shared(), &mut responses, plan.columns(), &mut on_row).await;
+            let reading = read_response(self.shared(), &mut responses, plan.columns(), &mut on_row);
+            let outcome = match self.timeout {
+                None => reading.await,
+                Some(limit) => match tokio::time::timeout(limit, reading).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => {
+                        let slot = responses.slot().clone();
+                        drop(responses);
+                        return Err(self.cancel_timed_out(&slot, limit).await);
+                    }
+                },
+            };
             let stale = self.learn(
                 &plan,
                 outcome.result.as_ref().err(),
@@ -221,6 +275,41 @@ impl Client {
                 continue;
             }
             return outcome.result;
+        }
+    }
+
+    /// Cancels a timed-out request so that the cancel cannot hit another
+    /// one (see [`with_timeout`](Self::with_timeout)); returns the error for
+    /// the caller.
+    async fn cancel_timed_out(&self, slot: &Slot, limit: Duration) -> Error {
+        const GRACE: Duration = Duration::from_secs(2);
+        let timeout = Error::new(
+            ErrorKind::Timeout,
+            format!("the query timed out after {limit:?}"),
+        );
+        let shared = self.shared();
+        if !shared.gate_for_cancel(slot) {
+            return timeout.context("not cancelled: other requests share the connection");
+        }
+        let ended = tokio::time::timeout(GRACE, async {
+            let cancelled = shared.cancel.cancel().await;
+            slot.wait_done().await;
+            cancelled
+        })
+        .await;
+        shared.open_gate();
+        match ended {
+            Ok(Ok(())) => timeout,
+            Ok(Err(e)) => timeout.context(format!("cancelling failed ({e})")),
+            Err(_) => {
+                // The server did not end the query: its state is unknown, and a
+                // late cancel could still hit the next query. Give up the connection.
+                shared.abort(Error::new(
+                    ErrorKind::Timeout,
+                    "the server did not end a timed-out query after a cancel; connection closed",
+                ));
+                timeout.context("the server did not answer the cancel; the connection was closed")
+            }
         }
     }
 

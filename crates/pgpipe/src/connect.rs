@@ -7,6 +7,7 @@ use pgpipe_proto::backend::Decoder;
 use pgpipe_proto::frontend::Encoder;
 use tokio::net::{TcpStream, UnixStream};
 
+use crate::cancel::CancelToken;
 use crate::config::{
     Config, Host, ProcessEnvironment, QueryMode, ResolvedConfig, SslMode, Target,
     TargetSessionAttrs,
@@ -141,11 +142,18 @@ async fn connect_target(
             QueryMode::Unnamed => 0,
             _ => config.statement_cache_capacity,
         };
+        let cancel = CancelToken {
+            host: target.host.clone(),
+            port: target.port,
+            process_id: session.process_id,
+            secret_key: session.secret_key,
+            timeout: config.connect_timeout,
+        };
         let shared = Arc::new(Shared::new(
             cache_capacity,
             encoder,
-            session.process_id,
-            session.secret_key,
+            cancel,
+            config.query_timeout,
             session.parameters,
         ));
         let connection = Connection::new(socket, shared.clone(), decoder, session.leftover);

@@ -97,7 +97,7 @@ impl Connection {
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => q.driver_waker = Some(cx.waker().clone()),
         }
-        if self.out.is_empty() && !q.write_buf.is_empty() {
+        if self.out.is_empty() && !q.write_buf.is_empty() && !q.write_gate {
             // Swap rather than copy: the callers get our empty buffer (with its
             // capacity) and we write theirs.
             std::mem::swap(&mut self.out, &mut q.write_buf);
@@ -223,6 +223,7 @@ impl Connection {
         self.shared.record_buffered(buffered);
         if complete {
             self.in_flight.pop_front();
+            self.shared.finished(1);
         }
         if buffered > self.max_buffered {
             self.paused_on = Some(slot);
@@ -286,9 +287,12 @@ impl Connection {
             q.write_buf.clear();
             q.slots.drain(..).collect()
         };
+        let mut n = 0;
         for slot in self.in_flight.drain(..).chain(queued) {
             slot.fail(kind, reason);
+            n += 1;
         }
+        self.shared.finished(n);
         self.shared.close_queue();
     }
 

@@ -21,6 +21,7 @@
 
 mod batch;
 mod cache;
+mod cancel;
 mod client;
 pub mod config;
 mod connect;
@@ -38,6 +39,7 @@ mod statement;
 mod stream;
 
 pub use batch::{Batch, BatchResult};
+pub use cancel::CancelToken;
 pub use client::{Client, ClientStats};
 pub use config::{
     ChannelBinding, Config, ConfigError, Host, LoadBalanceHosts, QueryMode, SslMode,

@@ -9,12 +9,14 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::task::Waker;
+use std::time::Duration;
 
 use bytes::BytesMut;
 use pgpipe_proto::frontend::{self, Encoder};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::cache::StatementCache;
+use crate::cancel::CancelToken;
 use crate::error::DbError;
 use crate::slot::{Responses, Slot};
 use crate::Error;
@@ -33,6 +35,9 @@ pub(crate) struct Queue {
     /// the connection with this reason, since its state can't be trusted.
     pub(crate) abort: Option<String>,
     pub(crate) driver_waker: Option<Waker>,
+    /// While set the driver sends nothing new: a cancel for the only
+    /// request in flight is under way and must not hit a later one.
+    pub(crate) write_gate: bool,
     /// Lives under the same lock as the write buffer: a lookup and the
     /// request that relies on it are one atomic step.
     pub(crate) cache: StatementCache,
@@ -53,16 +58,23 @@ pub(crate) struct Shared {
     peak_buffered: AtomicUsize,
     /// The status byte of the last ReadyForQuery.
     transaction_status: AtomicU8,
+    /// Requests queued or sent whose answer has not ended yet.
+    outstanding: AtomicUsize,
+    /// Where to send a CancelRequest.
+    pub(crate) cancel: CancelToken,
+    /// The default client-side query timeout.
+    pub(crate) query_timeout: Option<Duration>,
 }
 
 impl Shared {
     pub(crate) fn new(
         statement_cache_capacity: usize,
         encoder: Encoder,
-        process_id: i32,
-        secret_key: i32,
+        cancel: CancelToken,
+        query_timeout: Option<Duration>,
         parameters: HashMap<String, String>,
     ) -> Shared {
+        let (process_id, secret_key) = (cancel.process_id, cancel.secret_key);
         Shared {
             queue: Mutex::new(Queue {
                 write_buf: BytesMut::with_capacity(8 * 1024),
@@ -71,6 +83,7 @@ impl Shared {
                 terminating: false,
                 abort: None,
                 driver_waker: None,
+                write_gate: false,
                 cache: StatementCache::new(statement_cache_capacity),
             }),
             permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
@@ -82,6 +95,9 @@ impl Shared {
             next_statement_id: AtomicU64::new(0),
             peak_buffered: AtomicUsize::new(0),
             transaction_status: AtomicU8::new(b'I'),
+            outstanding: AtomicUsize::new(0),
+            cancel,
+            query_timeout,
         }
     }
 
@@ -185,7 +201,10 @@ impl Shared {
                     return Err(e);
                 }
             };
+            let before = q.slots.len();
             q.slots.extend(slots);
+            self.outstanding
+                .fetch_add(q.slots.len() - before, Ordering::Relaxed);
             // Wake only on the idle-to-busy transition: if bytes were already
             // waiting, the driver has been woken for them and will take ours too.
             let waker = if start == 0 {
@@ -320,6 +339,33 @@ impl Shared {
 
     pub(crate) fn is_closed(&self) -> bool {
         self.lock().closed.is_some()
+    }
+
+    /// The driver finished (or failed) `n` requests.
+    pub(crate) fn finished(&self, n: usize) {
+        self.outstanding.fetch_sub(n, Ordering::Relaxed);
+    }
+
+    /// Closes the write gate if `slot`'s request is the only one queued or
+    /// in flight and has not ended: then a cancel can only hit it.
+    pub(crate) fn gate_for_cancel(&self, slot: &Slot) -> bool {
+        let mut q = self.lock();
+        if q.closed.is_some() || slot.is_done() || self.outstanding.load(Ordering::Relaxed) != 1 {
+            return false;
+        }
+        q.write_gate = true;
+        true
+    }
+
+    pub(crate) fn open_gate(&self) {
+        let waker = {
+            let mut q = self.lock();
+            q.write_gate = false;
+            q.driver_waker.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
     }
 
     pub(crate) fn set_transaction_status(&self, status: u8) {

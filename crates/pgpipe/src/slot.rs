@@ -93,6 +93,25 @@ impl Slot {
         true
     }
 
+    pub(crate) fn is_done(&self) -> bool {
+        let st = self.lock();
+        st.done || st.failed.is_some()
+    }
+
+    /// Resolves once the response has ended (ReadyForQuery or connection
+    /// failure), whether or not anyone reads it.
+    pub(crate) async fn wait_done(&self) {
+        poll_fn(|cx| {
+            let mut st = self.lock();
+            if st.done || st.failed.is_some() {
+                return Poll::Ready(());
+            }
+            st.waker = Some(cx.waker().clone());
+            Poll::Pending
+        })
+        .await
+    }
+
     /// Driver side: the connection is gone; wake the caller with the reason.
     pub(crate) fn fail(&self, kind: ErrorKind, reason: &str) {
         let waker = {
@@ -208,6 +227,10 @@ impl Responses {
 }
 
 impl Responses {
+    pub(crate) fn slot(&self) -> &Arc<Slot> {
+        &self.slot
+    }
+
     /// Whether the session was outside any transaction block when this
     /// response ended (ReadyForQuery status `I`).
     pub(crate) fn ended_idle(&self) -> bool {

@@ -299,6 +299,7 @@ pub struct Config {
     keepalives: bool,
     keepalives_idle: Option<Duration>,
     tcp_user_timeout: Option<Duration>,
+    query_timeout: Option<Duration>,
     passfile: Option<PathBuf>,
     statement_cache_capacity: usize,
     query_mode: QueryMode,
@@ -341,6 +342,7 @@ impl Config {
             keepalives: true,
             keepalives_idle: None,
             tcp_user_timeout: None,
+            query_timeout: None,
             passfile: None,
             statement_cache_capacity: DEFAULT_STATEMENT_CACHE_CAPACITY,
             query_mode: QueryMode::Cached,
@@ -512,6 +514,16 @@ impl Config {
     /// Sets `TCP_USER_TIMEOUT`; `Duration::ZERO` means the system default.
     pub fn tcp_user_timeout(&mut self, timeout: Duration) -> &mut Config {
         self.tcp_user_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the default client-side timeout of every query
+    /// (`query_timeout`, in milliseconds in a connection string; pgpipe's
+    /// own). On expiry the query is cancelled on the server (see
+    /// [`Client::with_timeout`](crate::Client::with_timeout));
+    /// `Duration::ZERO` means none, the default.
+    pub fn query_timeout(&mut self, timeout: Duration) -> &mut Config {
+        self.query_timeout = Some(timeout);
         self
     }
 
@@ -688,6 +700,11 @@ impl Config {
         self.tcp_user_timeout
     }
 
+    /// The default query timeout, if given.
+    pub fn get_query_timeout(&self) -> Option<Duration> {
+        self.query_timeout
+    }
+
     /// The password file, if given.
     pub fn get_passfile(&self) -> Option<&Path> {
         self.passfile.as_deref()
@@ -814,6 +831,7 @@ impl fmt::Debug for Config {
             .field("keepalives", &self.keepalives)
             .field("keepalives_idle", &self.keepalives_idle)
             .field("tcp_user_timeout", &self.tcp_user_timeout)
+            .field("query_timeout", &self.query_timeout)
             .field("passfile", &self.passfile)
             .field("statement_cache_capacity", &self.statement_cache_capacity)
             .field("query_mode", &self.query_mode)

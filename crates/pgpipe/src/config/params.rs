@@ -59,6 +59,10 @@ pub(super) fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), C
             let ms = parse_unsigned(key, value)?;
             config.tcp_user_timeout = Some(Duration::from_millis(ms));
         }
+        "query_timeout" => {
+            let ms = parse_unsigned(key, value)?;
+            config.query_timeout = Some(Duration::from_millis(ms));
+        }
         "passfile" => config.passfile = Some(PathBuf::from(value)),
         "client_encoding" => check_client_encoding(value)?,
         "sslcert" => config.ssl_cert = Some(PathBuf::from(value)),
@@ -103,6 +107,7 @@ fn unset(config: &mut Config, key: &str) -> Result<(), ConfigError> {
         "keepalives" => config.keepalives = fresh.keepalives,
         "keepalives_idle" => config.keepalives_idle = None,
         "tcp_user_timeout" => config.tcp_user_timeout = None,
+        "query_timeout" => config.query_timeout = None,
         "passfile" => config.passfile = None,
         "client_encoding" | "gssencmode" => {}
         "sslcert" => config.ssl_cert = None,

@@ -84,6 +84,8 @@ pub struct ResolvedConfig {
     pub keepalives_idle: Option<Duration>,
     /// `TCP_USER_TIMEOUT`; `None` means the system default.
     pub tcp_user_timeout: Option<Duration>,
+    /// The default client-side query timeout; `None`: no timeout.
+    pub query_timeout: Option<Duration>,
     /// The prepared-statement cache capacity (0: no cache).
     pub statement_cache_capacity: usize,
     /// How statements are sent.
@@ -125,6 +127,7 @@ impl fmt::Debug for ResolvedConfig {
             .field("keepalives", &self.keepalives)
             .field("keepalives_idle", &self.keepalives_idle)
             .field("tcp_user_timeout", &self.tcp_user_timeout)
+            .field("query_timeout", &self.query_timeout)
             .field("statement_cache_capacity", &self.statement_cache_capacity)
             .field("query_mode", &self.query_mode)
             .field("max_message_size", &self.max_message_size)
@@ -356,6 +359,7 @@ pub(super) fn resolve(
         keepalives: config.keepalives,
         keepalives_idle: config.keepalives_idle.filter(|d| !d.is_zero()),
         tcp_user_timeout: config.tcp_user_timeout.filter(|d| !d.is_zero()),
+        query_timeout: config.query_timeout.filter(|d| !d.is_zero()),
         statement_cache_capacity: config.statement_cache_capacity,
         query_mode: config.query_mode,
         max_message_size: config.max_message_size,
