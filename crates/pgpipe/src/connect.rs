@@ -9,7 +9,7 @@ use tokio::net::{TcpStream, UnixStream};
 
 use crate::cancel::CancelToken;
 use crate::config::{
-    Config, Host, ProcessEnvironment, QueryMode, ResolvedConfig, SslMode, Target,
+    Config, Host, LoadBalanceHosts, ProcessEnvironment, QueryMode, ResolvedConfig, SslMode, Target,
     TargetSessionAttrs,
 };
 use crate::connection::Connection;
@@ -17,7 +17,7 @@ use crate::error::ErrorKind;
 use crate::shared::Shared;
 use crate::socket::Socket;
 use crate::startup::handshake;
-use crate::{Client, Error};
+use crate::{Client, Error, SimpleQueryMessage};
 
 /// Connects to the server described by `url` (a `postgres://` URL or a
 /// `key=value` conninfo string) and spawns the connection driver on the
@@ -69,14 +69,107 @@ impl Config {
     pub async fn connect_with_driver(&self) -> Result<(Client, Connection), Error> {
         let resolved = self.resolve(&ProcessEnvironment).map_err(Error::config)?;
         check_supported(&resolved)?;
+        let mut targets: Vec<&Target> = resolved.targets.iter().collect();
+        if resolved.load_balance_hosts == LoadBalanceHosts::Random {
+            shuffle(&mut targets);
+        }
+        // prefer-standby: a standby if any host is one, else whatever answers.
+        let passes: &[TargetSessionAttrs] = match resolved.target_session_attrs {
+            TargetSessionAttrs::PreferStandby => {
+                &[TargetSessionAttrs::Standby, TargetSessionAttrs::Any]
+            }
+            ref other => std::slice::from_ref(other),
+        };
         let mut failures = Vec::new();
-        for target in &resolved.targets {
-            match connect_target(&resolved, target).await {
-                Ok(pair) => return Ok(pair),
-                Err(e) => failures.push(e),
+        for wanted in passes {
+            for target in &targets {
+                let (client, mut connection) = match connect_target(&resolved, target).await {
+                    Ok(pair) => pair,
+                    Err(e) => {
+                        failures.push(e);
+                        continue;
+                    }
+                };
+                match session_matches(&client, &mut connection, *wanted).await {
+                    Ok(true) => return Ok((client, connection)),
+                    // Dropping both closes the socket: the server sees EOF.
+                    Ok(false) => failures.push(Error::new(
+                        ErrorKind::Connect,
+                        format!(
+                            "{} does not match target_session_attrs={}",
+                            describe(target),
+                            wanted.as_str()
+                        ),
+                    )),
+                    Err(e) => failures.push(e.context(format!("checking {}", describe(target)))),
+                }
             }
         }
         Err(combine(failures))
+    }
+}
+
+/// Whether a fresh session is what `wanted` asks for. PostgreSQL 14+
+/// reports `in_hot_standby` and `default_transaction_read_only` at startup;
+/// older servers are asked.
+async fn session_matches(
+    client: &Client,
+    connection: &mut Connection,
+    wanted: TargetSessionAttrs,
+) -> Result<bool, Error> {
+    if wanted == TargetSessionAttrs::Any {
+        return Ok(true);
+    }
+    let reported = (
+        client.parameter("in_hot_standby"),
+        client.parameter("default_transaction_read_only"),
+    );
+    let (hot_standby, read_only) = match reported {
+        (Some(hot), Some(ro)) => (hot == "on", ro == "on"),
+        _ => {
+            // The driver is not spawned yet: poll it while the query runs.
+            let ask = client.simple_query(
+                "SELECT pg_is_in_recovery()::text, current_setting('transaction_read_only')",
+            );
+            let rows = tokio::select! {
+                rows = ask => rows?,
+                end = &mut *connection => {
+                    end?;
+                    return Err(Error::closed());
+                }
+            };
+            let row = rows
+                .iter()
+                .find_map(|m| match m {
+                    SimpleQueryMessage::Row(r) => Some(r),
+                    _ => None,
+                })
+                .ok_or_else(|| Error::protocol("the session check returned no row"))?;
+            (
+                row.try_get(0)? == Some("true"),
+                row.try_get(1)? == Some("on"),
+            )
+        }
+    };
+    Ok(match wanted {
+        TargetSessionAttrs::Any => true,
+        TargetSessionAttrs::ReadWrite => !hot_standby && !read_only,
+        TargetSessionAttrs::ReadOnly => hot_standby || read_only,
+        TargetSessionAttrs::Primary => !hot_standby,
+        TargetSessionAttrs::Standby | TargetSessionAttrs::PreferStandby => hot_standby,
+    })
+}
+
+/// Fisher-Yates with the standard library's per-process random hasher keys:
+/// good enough to spread clients over hosts, no RNG dependency.
+fn shuffle<T>(items: &mut [T]) {
+    use std::hash::{BuildHasher, Hasher};
+    let state = std::collections::hash_map::RandomState::new();
+    for i in (1..items.len()).rev() {
+        let mut h = state.build_hasher();
+        h.write_usize(i);
+        let j = (h.finish() % (i as u64 + 1)) as usize;
+        items.swap(i, j);
     }
 }
 
@@ -98,15 +191,6 @@ fn check_supported(config: &ResolvedConfig) -> Result<(), Error> {
         return Err(Error::new(
             ErrorKind::Config,
             "query_mode=simple is not supported yet; use cached (the default) or unnamed",
-        ));
-    }
-    if config.target_session_attrs != TargetSessionAttrs::Any {
-        return Err(Error::new(
-            ErrorKind::Config,
-            format!(
-                "target_session_attrs={:?} is not supported yet; only \"any\" is",
-                config.target_session_attrs
-            ),
         ));
     }
     Ok(())
