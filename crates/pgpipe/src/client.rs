@@ -291,13 +291,14 @@ impl Client {
         if !shared.gate_for_cancel(slot) {
             return timeout.context("not cancelled: other requests share the connection");
         }
+        // Reopened however this ends, even if this future is dropped.
+        let _gate = GateGuard(shared);
         let ended = tokio::time::timeout(GRACE, async {
             let cancelled = shared.cancel.cancel().await;
             slot.wait_done().await;
             cancelled
         })
         .await;
-        shared.open_gate();
         match ended {
             Ok(Ok(())) => timeout,
             Ok(Err(e)) => timeout.context(format!("cancelling failed ({e})")),
@@ -511,6 +512,15 @@ impl Client {
     #[doc(hidden)]
     pub fn secret_key(&self) -> i32 {
         self.shared().secret_key
+    }
+}
+
+/// Reopens the write gate closed for a cancel.
+struct GateGuard<'a>(&'a Shared);
+
+impl Drop for GateGuard<'_> {
+    fn drop(&mut self) {
+        self.0.open_gate();
     }
 }
 

@@ -207,3 +207,27 @@ async fn scram_demanding_a_billion_iterations_is_refused() {
     assert_eq!(err.kind(), ErrorKind::Auth, "{err:?}");
     assert!(err.to_string().contains("1000000000"), "{err}");
 }
+
+#[tokio::test]
+async fn a_server_that_ignores_a_cancel_loses_the_connection_not_the_caller() {
+    // The server takes the query and never answers, nor accepts the cancel.
+    let script = after_query().sleep(Duration::from_secs(8));
+    let server = FakeServer::start(script).await.unwrap();
+    let client = pgpipe::connect(&server.url()).await.unwrap();
+    let err = tokio::time::timeout(
+        BOUND,
+        client
+            .with_timeout(Duration::from_millis(200))
+            .query("SELECT 1", ()),
+    )
+    .await
+    .expect("the timeout itself must be bounded")
+    .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert!(err.to_string().contains("connection was closed"), "{err}");
+    // The connection is given up: a late answer can't be mistaken for another query's.
+    let next = tokio::time::timeout(BOUND, client.query("SELECT 1", ()))
+        .await
+        .unwrap();
+    assert!(next.unwrap_err().is_closed());
+}
