@@ -18,9 +18,36 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::error::ErrorKind;
 use crate::Error;
 
+/// A FIFO of chunks that holds the first one inline: most responses arrive
+/// in one chunk, and then no queue is allocated at all.
+#[derive(Default)]
+struct Chunks {
+    head: Option<Bytes>,
+    rest: VecDeque<Bytes>,
+}
+
+impl Chunks {
+    fn push_back(&mut self, chunk: Bytes) {
+        if self.head.is_none() && self.rest.is_empty() {
+            self.head = Some(chunk);
+        } else {
+            self.rest.push_back(chunk);
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<Bytes> {
+        self.head.take().or_else(|| self.rest.pop_front())
+    }
+
+    fn clear(&mut self) {
+        self.head = None;
+        self.rest.clear();
+    }
+}
+
 #[derive(Default)]
 struct SlotState {
-    chunks: VecDeque<Bytes>,
+    chunks: Chunks,
     /// ReadyForQuery was delivered: the response is complete.
     done: bool,
     /// The connection died before the response completed.
@@ -254,5 +281,25 @@ impl Drop for Responses {
                 driver.wake();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_stay_in_order() {
+        let mut q = Chunks::default();
+        q.push_back(Bytes::from_static(b"a"));
+        q.push_back(Bytes::from_static(b"b"));
+        assert_eq!(q.pop_front().as_deref(), Some(&b"a"[..]));
+        q.push_back(Bytes::from_static(b"c"));
+        assert_eq!(q.pop_front().as_deref(), Some(&b"b"[..]));
+        assert_eq!(q.pop_front().as_deref(), Some(&b"c"[..]));
+        assert_eq!(q.pop_front(), None);
+        q.push_back(Bytes::from_static(b"d"));
+        q.clear();
+        assert_eq!(q.pop_front(), None);
     }
 }
