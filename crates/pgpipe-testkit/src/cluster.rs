@@ -2,14 +2,21 @@
 //! the testkit runs or an external one named by `PGPIPE_TEST_URL`.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use crate::database::{self, TestDatabase};
 use crate::error::TestkitError;
 use crate::mini_client::{Endpoint, Login, MiniClient, Rows};
 use crate::roles::{AuthRole, SUPERUSER};
-use crate::server::{Server, SQL_TIMEOUT};
+use crate::server::{first_value, Server, SQL_TIMEOUT};
 use crate::url;
+
+/// Bound of [`Cluster::wait_replicated`].
+const REPLICATION_TIMEOUT: Duration = Duration::from_secs(30);
+/// Bound of the wait for a promoted standby to leave recovery.
+const PROMOTE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The environment variable naming an external server for [`Cluster::shared`].
 pub const TEST_URL_VAR: &str = "PGPIPE_TEST_URL";
@@ -33,6 +40,11 @@ pub fn test_url() -> Option<String> {
 ///
 /// The server is configured for speed, not durability (`fsync=off` and
 /// friends), and runs with `TimeZone=UTC`.
+///
+/// Failover tests: [`Cluster::start_standby`] makes a streaming standby of
+/// a private cluster, [`Cluster::wait_replicated`] waits until it has caught
+/// up, [`Cluster::stop`] / [`Cluster::start_again`] stop and start a server
+/// and [`Cluster::promote`] turns a standby into a primary.
 pub struct Cluster {
     addr: Addresses,
     version: String,
@@ -56,6 +68,9 @@ pub(crate) struct Addresses {
     /// The external URL's query string, passed on in every URL (sslmode...).
     pub query: Option<String>,
     pub external: bool,
+    /// Set while a testkit cluster is stopped ([`Cluster::stop`]), so that
+    /// a [`TestDatabase`] dropped meanwhile does not try to reach it.
+    pub stopped: Arc<AtomicBool>,
 }
 
 impl Addresses {
@@ -123,9 +138,12 @@ impl Cluster {
     /// it when the PostgreSQL server binaries are missing, or with the
     /// server log's last lines when the server does not come up in 30 s.
     pub fn start() -> Result<Cluster, TestkitError> {
-        let server = Server::create()?;
+        Ok(Cluster::from_server(Server::create()?))
+    }
+
+    fn from_server(server: Server) -> Cluster {
         let socket_dir = server.socket_dir().to_path_buf();
-        Ok(Cluster {
+        Cluster {
             addr: Addresses {
                 host: "127.0.0.1".to_string(),
                 port: server.port(),
@@ -136,10 +154,11 @@ impl Cluster {
                 admin_db: "postgres".to_string(),
                 query: None,
                 external: false,
+                stopped: Arc::new(AtomicBool::new(false)),
             },
             version: server.version().to_string(),
             server: Some(server),
-        })
+        }
     }
 
     /// The cluster shared by every test of this process, started on first use.
@@ -189,6 +208,7 @@ impl Cluster {
             superuser_password: parsed.password,
             query: parsed.query,
             external: true,
+            stopped: Arc::new(AtomicBool::new(false)),
         };
         let client = addr
             .connect(&addr.admin_db)
@@ -209,7 +229,8 @@ impl Cluster {
     /// Then the [`AuthRole`] roles do not exist and [`Cluster::url`] falls
     /// back to that URL's credentials: tests of authentication methods need
     /// the testkit's own cluster and should skip with a printed note.
-    /// [`Cluster::restart`] is refused.
+    /// [`Cluster::restart`], [`Cluster::stop`], [`Cluster::start_again`],
+    /// [`Cluster::start_standby`] and [`Cluster::promote`] are refused.
     pub fn is_external(&self) -> bool {
         self.addr.external
     }
@@ -282,15 +303,212 @@ impl Cluster {
     }
 
     /// Stops the server (fast shutdown; every connection is cut) and starts
-    /// it again on the same port with the same data. Refused for an
-    /// external server.
+    /// it again on the same port with the same data (also when it was
+    /// stopped). Refused for an external server.
     pub fn restart(&self) -> Result<(), TestkitError> {
-        match &self.server {
-            Some(server) => server.restart(),
-            None => Err(TestkitError::new(format!(
-                "cannot restart the external server of {TEST_URL_VAR}; use Cluster::start() for a private one"
-            ))),
+        let server = self.managed("restart")?;
+        let result = server.restart();
+        self.note_state(server);
+        result
+    }
+
+    /// Stops the server: fast shutdown (every connection is cut, open
+    /// transactions roll back), SIGKILL if it takes over 30 s. When this
+    /// returns the postmaster has exited and the port refuses connections;
+    /// the data directory stays, for [`Cluster::start_again`]. Nothing
+    /// happens when it is already stopped. Refused for an external server.
+    ///
+    /// A [`TestDatabase`] dropped while its cluster is stopped is not
+    /// dropped on the server (it cannot be reached; the data goes with the
+    /// cluster's directory). Do not stop the [`Cluster::shared`] cluster:
+    /// other tests use it.
+    pub fn stop(&self) -> Result<(), TestkitError> {
+        let server = self.managed("stop")?;
+        server.stop_fast();
+        self.note_state(server);
+        Ok(())
+    }
+
+    /// Starts a stopped server again on its port with its data directory
+    /// (waiting up to 30 s until it accepts connections; the error carries
+    /// the server log's last lines). Nothing happens when it is running.
+    /// Refused for an external server.
+    ///
+    /// A standby started again resumes streaming from its primary (if that
+    /// is running); a stopped primary whose standby was promoted comes back
+    /// as a second, independent primary.
+    pub fn start_again(&self) -> Result<(), TestkitError> {
+        let server = self.managed("start")?;
+        let result = server
+            .start_again()
+            .map_err(|e| e.context("starting the server again"));
+        self.note_state(server);
+        result
+    }
+
+    /// True while the server runs: false after [`Cluster::stop`] or when the
+    /// postmaster died. Always true for an external server (not watched).
+    pub fn is_running(&self) -> bool {
+        self.server.as_ref().is_none_or(Server::is_running)
+    }
+
+    /// Starts a streaming-replication standby of this (running, testkit)
+    /// cluster: a new owned cluster with its own port, socket directory and
+    /// temp directory, copied with `pg_basebackup -X stream -R` and
+    /// following this one over its Unix socket. Returns once the standby
+    /// accepts connections and `pg_is_in_recovery()` is true (at most 30 s;
+    /// the error carries the server log's last lines). Takes a few seconds.
+    ///
+    /// Roles and passwords are the primary's (replicated), so
+    /// [`Cluster::url`] and [`Cluster::socket_url`] of the standby work for
+    /// every [`AuthRole`]. Databases are created on the primary and
+    /// replicate: use `standby.url(role, db.name())` for a [`TestDatabase`]
+    /// of the primary (which drops it on the primary). The standby is read
+    /// only: writes fail with SQLSTATE `25006` until [`Cluster::promote`].
+    /// Call [`Cluster::wait_replicated`] before reading what the primary
+    /// just wrote. Refused for an external server.
+    ///
+    /// ```no_run
+    /// use pgpipe_testkit::{AuthRole, Cluster};
+    ///
+    /// let primary = Cluster::start()?;
+    /// let db = primary.create_database("failover")?;
+    /// primary.execute(db.name(), "CREATE TABLE t (id int); INSERT INTO t VALUES (1)")?;
+    /// let standby = primary.start_standby()?;
+    /// primary.wait_replicated(&standby)?;
+    /// let standby_url = standby.url(AuthRole::Scram, db.name());
+    /// primary.stop()?;
+    /// standby.promote()?;
+    /// # let _ = standby_url;
+    /// # Ok::<(), pgpipe_testkit::TestkitError>(())
+    /// ```
+    pub fn start_standby(&self) -> Result<Cluster, TestkitError> {
+        let server = self.managed("start a standby of")?;
+        let standby = Server::create_standby(server).map_err(|e| {
+            e.context(format!(
+                "starting a standby of the cluster on port {}",
+                self.port()
+            ))
+        })?;
+        Ok(Cluster::from_server(standby))
+    }
+
+    /// Promotes this standby to a primary (`pg_promote()`), and waits until
+    /// `pg_is_in_recovery()` is false (at most 30 s; the error carries the
+    /// server log's last lines). Then it accepts writes. Fails (SQLSTATE
+    /// `55000`) when it is not a standby. Refused for an external server.
+    pub fn promote(&self) -> Result<(), TestkitError> {
+        let server = self.managed("promote")?;
+        let ctx =
+            |e: TestkitError| e.context(format!("promoting the standby on port {}", self.port()));
+        let rows = self
+            .query(&self.addr.admin_db, "SELECT pg_promote(true, 30)")
+            .map_err(ctx)?;
+        if first_value(&rows) != Some("t") {
+            return Err(ctx(TestkitError::new(format!(
+                "pg_promote() did not complete within 30 s; server log:\n{}",
+                server.log_tail(30)
+            ))));
         }
+        server.wait_recovery(false, PROMOTE_TIMEOUT).map_err(ctx)
+    }
+
+    /// Waits until `standby` has replayed everything this cluster (its
+    /// primary) had written when the call began, so that what the test
+    /// wrote and committed here can be read there. At most 30 s; the error
+    /// carries both positions and the standby's log tail.
+    ///
+    /// The target position is a WAL record written and flushed here for the
+    /// purpose (a transactional `pg_logical_emit_message()` committed with
+    /// `synchronous_commit = on`): the testkit's clusters commit
+    /// asynchronously, so `pg_current_wal_lsn()` alone may lag a commit the
+    /// test already saw, or point at WAL not yet flushed (never sent).
+    /// Fails at once when `standby` is not in recovery and has not reached
+    /// the position.
+    pub fn wait_replicated(&self, standby: &Cluster) -> Result<(), TestkitError> {
+        let ctx = |e: TestkitError| {
+            e.context(format!(
+                "waiting for the standby on port {} to replay the WAL of port {}",
+                standby.port(),
+                self.port()
+            ))
+        };
+        let rows = self
+            .query(
+                &self.addr.admin_db,
+                "SET synchronous_commit = on; \
+                 SELECT pg_logical_emit_message(true, 'pgpipe-testkit', 'wait_replicated')",
+            )
+            .map_err(ctx)?;
+        let target = first_value(&rows)
+            .ok_or_else(|| {
+                ctx(TestkitError::new(
+                    "pg_logical_emit_message() returned no LSN",
+                ))
+            })?
+            .to_string();
+        let sql = format!(
+            "SELECT pg_is_in_recovery(), \
+                    coalesce(pg_last_wal_replay_lsn() >= '{target}'::pg_lsn, false), \
+                    pg_last_wal_replay_lsn()"
+        );
+        let deadline = Instant::now() + REPLICATION_TIMEOUT;
+        let mut client = None;
+        loop {
+            let attempt = match client.take() {
+                Some(c) => Ok(c),
+                None => standby.addr.connect(&standby.addr.admin_db),
+            }
+            .and_then(|mut c| c.simple_query(&sql).map(|rows| (c, rows)));
+            let last = match attempt {
+                Ok((c, rows)) => {
+                    let row = rows.first().cloned().unwrap_or_default();
+                    let col = |i: usize| row.get(i).cloned().flatten();
+                    if col(1).as_deref() == Some("t") {
+                        return Ok(());
+                    }
+                    let replayed = col(2).unwrap_or_else(|| "none".into());
+                    if col(0).as_deref() == Some("f") {
+                        return Err(ctx(TestkitError::new(format!(
+                            "it is not in recovery (not a standby, or promoted) and replayed up to \
+                             {replayed}, before {target}"
+                        ))));
+                    }
+                    client = Some(c);
+                    format!("replayed up to {replayed}")
+                }
+                Err(e) => e.to_string(),
+            };
+            if Instant::now() >= deadline {
+                let log = standby
+                    .server
+                    .as_ref()
+                    .map(|s| format!("; standby's server log:\n{}", s.log_tail(30)))
+                    .unwrap_or_default();
+                return Err(ctx(TestkitError::new(format!(
+                    "not at {target} within {} s (last: {last}){log}",
+                    REPLICATION_TIMEOUT.as_secs()
+                ))));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The server of a testkit cluster; an error naming `what` for an
+    /// external one.
+    fn managed(&self, what: &str) -> Result<&Server, TestkitError> {
+        self.server.as_ref().ok_or_else(|| {
+            TestkitError::new(format!(
+                "cannot {what} the external server of {TEST_URL_VAR}; use Cluster::start() for a private one"
+            ))
+        })
+    }
+
+    /// Records whether the server runs, for [`TestDatabase`]'s drop.
+    fn note_state(&self, server: &Server) {
+        self.addr
+            .stopped
+            .store(!server.is_running(), Ordering::SeqCst);
     }
 
     /// The directory holding the data directory, socket and log (testkit

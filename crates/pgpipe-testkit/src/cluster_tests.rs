@@ -98,3 +98,32 @@ fn unknown_users_are_refused() {
     // No pg_hba.conf line matches: 28000 (invalid authorization specification).
     assert_eq!(err.code(), Some("28000"), "{err}");
 }
+
+/// Every role logs in to a standby with its (replicated) password, over TCP
+/// and the standby's own socket, in a database created on the primary.
+#[test]
+fn roles_log_in_to_a_standby_with_their_replicated_passwords() {
+    let primary = Cluster::start().unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let db = primary.create_database("standby_login").unwrap();
+    let standby = primary.start_standby().unwrap();
+    primary.wait_replicated(&standby).unwrap();
+    for endpoint in endpoints(&standby) {
+        for role in AuthRole::ALL {
+            let mut l = login(endpoint.clone(), role, role.password());
+            l.dbname = db.name().to_string();
+            let mut client =
+                MiniClient::connect(&l).unwrap_or_else(|e| panic!("{role:?} over {endpoint}: {e}"));
+            let rows = client
+                .simple_query("SELECT current_user, current_database(), pg_is_in_recovery()")
+                .unwrap();
+            assert_eq!(
+                rows,
+                vec![vec![
+                    Some(role.user().to_string()),
+                    Some(db.name().to_string()),
+                    Some("t".to_string())
+                ]]
+            );
+        }
+    }
+}

@@ -17,7 +17,14 @@ const MAX_IDENT: usize = 63;
 ///
 /// Dropped with `DROP DATABASE ... WITH (FORCE)` (sessions still connected are
 /// terminated) when this value drops; best-effort: a failure is printed, not
-/// raised, and a stopped cluster takes its databases with it anyway.
+/// raised, and a stopped cluster takes its databases with it anyway. While
+/// its cluster is stopped ([`Cluster::stop`](crate::Cluster::stop)) nothing
+/// is attempted.
+///
+/// On a streaming standby ([`Cluster::start_standby`](crate::Cluster::start_standby))
+/// the primary's databases replicate: reach one there with
+/// `standby.url(role, db.name())`. This value always drops the database on
+/// the cluster that created it, never on a standby.
 #[derive(Debug)]
 pub struct TestDatabase {
     name: String,
@@ -25,7 +32,7 @@ pub struct TestDatabase {
 }
 
 impl TestDatabase {
-    /// The database's name.
+    /// The database's name (the same on a standby of its cluster).
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -49,6 +56,9 @@ impl TestDatabase {
 
 impl Drop for TestDatabase {
     fn drop(&mut self) {
+        if self.addr.stopped.load(Ordering::SeqCst) {
+            return;
+        }
         if let Err(e) = drop_database(&self.addr, &self.name) {
             eprintln!(
                 "pgpipe-testkit: could not drop test database {}: {e}",

@@ -6,6 +6,10 @@
 //!   authentication method ([`AuthRole`]) and hands out fresh databases
 //!   ([`Cluster::create_database`]). Set `PGPIPE_TEST_URL` to use an existing
 //!   server instead, `PGPIPE_PG_BINDIR` to choose the PostgreSQL binaries.
+//!   For failover tests, a private cluster gets streaming standbys
+//!   ([`Cluster::start_standby`], [`Cluster::wait_replicated`],
+//!   [`Cluster::promote`]) and can be stopped and started again
+//!   ([`Cluster::stop`], [`Cluster::start_again`]).
 //! * [`FakeServer`]: a scripted fake server for what a real server won't do
 //!   (malformed, truncated, oversized, out-of-order messages), with backend
 //!   message builders in [`msg`] and SCRAM server helpers in [`scram`].

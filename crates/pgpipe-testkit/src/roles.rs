@@ -78,7 +78,10 @@ impl AuthRole {
 }
 
 /// The whole pg_hba.conf: the superuser and every role, for Unix-socket and
-/// TCP (IPv4 and IPv6) connections. Anything else matches no line and is refused.
+/// TCP (IPv4 and IPv6) connections, and trusted replication connections
+/// (only superusers and REPLICATION roles may replicate; the testkit's
+/// standbys connect as the superuser). Anything else matches no line and is
+/// refused.
 pub(crate) fn hba_conf() -> String {
     let mut out =
         String::from("# Written by pgpipe-testkit: one role per authentication method.\n");
@@ -91,6 +94,10 @@ pub(crate) fn hba_conf() -> String {
     for role in AuthRole::ALL {
         line(role.user(), role.hba_method());
     }
+    // For Cluster::start_standby (pg_basebackup and the walreceiver).
+    out.push_str("local replication all trust\n");
+    out.push_str("host replication all 127.0.0.1/32 trust\n");
+    out.push_str("host replication all ::1/128 trust\n");
     out
 }
 
@@ -144,6 +151,10 @@ mod tests {
             }
         }
         assert!(hba.contains("host all pgpipe 127.0.0.1/32 trust"));
+        assert!(hba.lines().any(|l| l == "local replication all trust"));
+        assert!(hba
+            .lines()
+            .any(|l| l == "host replication all 127.0.0.1/32 trust"));
     }
 
     #[test]

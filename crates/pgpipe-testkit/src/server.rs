@@ -15,7 +15,7 @@ use tempfile::TempDir;
 
 use crate::binaries::{find_bindir, pg_config_bindir, Search};
 use crate::error::TestkitError;
-use crate::mini_client::{Endpoint, Login, MiniClient};
+use crate::mini_client::{Endpoint, Login, MiniClient, Rows};
 use crate::process::{run_as, run_bounded, server_user, signal, spawn_tied, stop_child, RunAs};
 use crate::roles::{create_roles_sql, hba_conf, SUPERUSER};
 
@@ -29,6 +29,10 @@ const INITDB_TIMEOUT: Duration = Duration::from_secs(120);
 pub(crate) const SQL_TIMEOUT: Duration = Duration::from_secs(60);
 /// Fresh ports tried when the chosen one was taken before the server bound it.
 const PORT_ATTEMPTS: usize = 5;
+/// How long a fast shutdown may take before SIGKILL.
+const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Bound of pg_basebackup (a fresh cluster copies in a second or two).
+const BASEBACKUP_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A running (or restartable) server and everything it lives in.
 pub(crate) struct Server {
@@ -56,46 +60,51 @@ impl Server {
     /// [`Server::create`] with the binaries of `bindir`.
     fn create_with(bindir: PathBuf) -> Result<Server, TestkitError> {
         let run_as = server_user()?;
-        let base = temp_base(run_as.as_ref())?;
-        remove_stale_dirs(&base);
-        let root = tempfile::Builder::new()
-            .prefix(DIR_PREFIX)
-            .tempdir_in(&base)
-            .map_err(|e| {
-                TestkitError::io(
-                    format!("creating a temp directory in {}", base.display()),
-                    e,
-                )
-            })?;
-        // Lets a later run recognize this directory as abandoned if we die
-        // without cleaning up (SIGKILL); see remove_stale_dirs.
-        fs::write(
-            root.path().join("owner.pid"),
-            std::process::id().to_string(),
-        )
-        .map_err(|e| TestkitError::io("writing owner.pid", e))?;
-        let socket_dir = root.path().join("sock");
-        fs::create_dir(&socket_dir)
-            .map_err(|e| TestkitError::io("creating the socket directory", e))?;
-        fs::set_permissions(&socket_dir, fs::Permissions::from_mode(0o700))
-            .map_err(|e| TestkitError::io("chmod of the socket directory", e))?;
-        if let Some(user) = &run_as {
-            for dir in [root.path(), socket_dir.as_path()] {
-                std::os::unix::fs::chown(dir, Some(user.uid), Some(user.gid)).map_err(|e| {
-                    TestkitError::io(
-                        format!("chown of {} to user {}", dir.display(), user.name),
-                        e,
-                    )
-                })?;
-            }
-        }
+        let (root, socket_dir) = make_root(run_as.as_ref())?;
         let data_dir = root.path().join("data");
-        let log_path = root.path().join("server.log");
         initdb(&bindir, run_as.as_ref(), root.path(), &data_dir)?;
         fs::write(data_dir.join("pg_hba.conf"), hba_conf())
             .map_err(|e| TestkitError::io("writing pg_hba.conf", e))?;
+        let server = Server::new(bindir, run_as, root, socket_dir, data_dir);
+        let server = server.start_on_free_port()?;
+        server.sql("postgres", &create_roles_sql().join(";\n"))?;
+        Ok(server)
+    }
 
-        let mut server = Server {
+    /// A streaming standby of `primary` (which must be running): a base
+    /// backup of it (`pg_basebackup -X stream -R`, so it carries
+    /// `standby.signal` and a `primary_conninfo` pointing at the primary's
+    /// socket) in a directory of its own, started on its own free port and
+    /// socket directory. Returns once it accepts connections and is in
+    /// recovery.
+    pub(crate) fn create_standby(primary: &Server) -> Result<Server, TestkitError> {
+        if !primary.is_running() {
+            return Err(TestkitError::new(format!(
+                "cannot start a standby of the server on port {}: it is stopped",
+                primary.port
+            )));
+        }
+        let run_as = primary.run_as.clone();
+        let (root, socket_dir) = make_root(run_as.as_ref())?;
+        let data_dir = root.path().join("data");
+        base_backup(primary, root.path(), &data_dir)?;
+        let server = Server::new(primary.bindir.clone(), run_as, root, socket_dir, data_dir);
+        let server = server.start_on_free_port()?;
+        server
+            .wait_recovery(true, START_TIMEOUT)
+            .map_err(|e| e.context("starting a standby"))?;
+        Ok(server)
+    }
+
+    fn new(
+        bindir: PathBuf,
+        run_as: Option<RunAs>,
+        root: TempDir,
+        socket_dir: PathBuf,
+        data_dir: PathBuf,
+    ) -> Server {
+        let log_path = root.path().join("server.log");
+        Server {
             bindir,
             run_as,
             data_dir: fs::canonicalize(&data_dir).unwrap_or(data_dir),
@@ -106,25 +115,26 @@ impl Server {
             version: String::new(),
             child: Mutex::new(None),
             pid: AtomicU32::new(0),
-        };
+        }
+    }
+
+    /// The first start: on a fresh free port, another one when that was
+    /// taken before postgres bound it.
+    fn start_on_free_port(mut self) -> Result<Server, TestkitError> {
         let mut last_error = None;
         for _ in 0..PORT_ATTEMPTS {
-            server.port = free_port()?;
-            match server.launch() {
+            self.port = free_port()?;
+            match self.launch() {
                 Ok(version) => {
-                    server.version = version;
-                    last_error = None;
-                    break;
+                    self.version = version;
+                    return Ok(self);
                 }
                 Err(Launch::PortTaken(e)) => last_error = Some(e),
                 Err(Launch::Failed(e)) => return Err(e),
             }
         }
-        if let Some(e) = last_error {
-            return Err(e.context(format!("no free port after {PORT_ATTEMPTS} attempts")));
-        }
-        server.sql("postgres", &create_roles_sql().join(";\n"))?;
-        Ok(server)
+        let e = last_error.unwrap_or_else(|| TestkitError::new("no attempt made"));
+        Err(e.context(format!("no free port after {PORT_ATTEMPTS} attempts")))
     }
 
     pub(crate) fn port(&self) -> u16 {
@@ -150,6 +160,10 @@ impl Server {
     }
 
     fn sql(&self, dbname: &str, sql: &str) -> Result<(), TestkitError> {
+        self.query(dbname, sql).map(|_| ())
+    }
+
+    fn query(&self, dbname: &str, sql: &str) -> Result<Rows, TestkitError> {
         let login = Login {
             endpoint: self.endpoint(),
             user: SUPERUSER.to_string(),
@@ -157,25 +171,75 @@ impl Server {
             dbname: dbname.to_string(),
             timeout: SQL_TIMEOUT,
         };
-        MiniClient::connect(&login)?.simple_query(sql).map(|_| ())
+        MiniClient::connect(&login)?.simple_query(sql)
     }
 
     /// Fast shutdown, then a start on the same port and data directory.
     pub(crate) fn restart(&self) -> Result<(), TestkitError> {
-        self.stop(libc::SIGINT, Duration::from_secs(30));
+        self.stop(libc::SIGINT, STOP_TIMEOUT);
+        self.start_again().map_err(|e| e.context("restart"))
+    }
+
+    /// Starts a stopped server again on its port and data directory; nothing
+    /// when it is running.
+    pub(crate) fn start_again(&self) -> Result<(), TestkitError> {
+        if self.is_running() {
+            return Ok(());
+        }
+        // Reaps a server that died on its own (is_running saw it exit).
+        self.stop(libc::SIGQUIT, Duration::from_secs(5));
         // The port was ours a moment ago; if someone grabbed it meanwhile,
         // wait a little for it rather than moving (clients hold the old URL).
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             match self.launch() {
                 Ok(_) => return Ok(()),
-                Err(Launch::PortTaken(e)) if Instant::now() >= deadline => {
-                    return Err(e.context("restart"))
-                }
+                Err(Launch::PortTaken(e)) if Instant::now() >= deadline => return Err(e),
                 Err(Launch::PortTaken(_)) => std::thread::sleep(Duration::from_millis(200)),
-                Err(Launch::Failed(e)) => return Err(e.context("restart")),
+                Err(Launch::Failed(e)) => return Err(e),
             }
         }
+    }
+
+    /// Fast shutdown (every connection is cut), SIGKILL after 30 s.
+    pub(crate) fn stop_fast(&self) {
+        self.stop(libc::SIGINT, STOP_TIMEOUT);
+    }
+
+    /// True while the postmaster we started has not exited.
+    pub(crate) fn is_running(&self) -> bool {
+        let mut slot = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        matches!(slot.as_mut().map(|c| c.try_wait()), Some(Ok(None)))
+    }
+
+    /// Polls `pg_is_in_recovery()` until it is `want`; on timeout, the error
+    /// carries the server log's last lines.
+    pub(crate) fn wait_recovery(&self, want: bool, timeout: Duration) -> Result<(), TestkitError> {
+        let deadline = Instant::now() + timeout;
+        let want_text = if want { "t" } else { "f" };
+        loop {
+            let last = match self.query("postgres", "SELECT pg_is_in_recovery()") {
+                Ok(rows) if first_value(&rows) == Some(want_text) => return Ok(()),
+                Ok(rows) => format!("pg_is_in_recovery() = {:?}", first_value(&rows)),
+                Err(e) => e.to_string(),
+            };
+            if Instant::now() >= deadline || !self.is_running() {
+                return Err(TestkitError::new(format!(
+                    "the server on port {} did not {} recovery within {} s (last: {last}); \
+                     server log:\n{}",
+                    self.port,
+                    if want { "enter" } else { "leave" },
+                    timeout.as_secs(),
+                    self.log_tail(30),
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The server log's last `n` lines (all of it, across restarts).
+    pub(crate) fn log_tail(&self, n: usize) -> String {
+        log_tail(&self.log_path, 0, n)
     }
 
     /// Sends `first` (SIGINT: fast shutdown), SIGKILL after `grace`; reaps it.
@@ -256,6 +320,11 @@ impl Server {
             ("huge_pages", "off".into()),
             ("checkpoint_timeout", "1h".into()),
             ("max_wal_size", "4GB".into()),
+            // PostgreSQL 15's defaults, explicit because standbys
+            // (Cluster::start_standby) depend on them.
+            ("wal_level", "replica".into()),
+            ("max_wal_senders", "10".into()),
+            ("hot_standby", "on".into()),
             ("log_min_messages", "warning".into()),
             ("logging_collector", "off".into()),
             ("log_destination", "stderr".into()),
@@ -398,6 +467,98 @@ fn initdb(
         )));
     }
     Ok(())
+}
+
+/// A fresh temp directory (with `owner.pid`) and its private socket
+/// directory, both owned by the server user.
+fn make_root(run_as: Option<&RunAs>) -> Result<(TempDir, PathBuf), TestkitError> {
+    let base = temp_base(run_as)?;
+    remove_stale_dirs(&base);
+    let root = tempfile::Builder::new()
+        .prefix(DIR_PREFIX)
+        .tempdir_in(&base)
+        .map_err(|e| {
+            TestkitError::io(
+                format!("creating a temp directory in {}", base.display()),
+                e,
+            )
+        })?;
+    // Lets a later run recognize this directory as abandoned if we die
+    // without cleaning up (SIGKILL); see remove_stale_dirs.
+    fs::write(
+        root.path().join("owner.pid"),
+        std::process::id().to_string(),
+    )
+    .map_err(|e| TestkitError::io("writing owner.pid", e))?;
+    let socket_dir = root.path().join("sock");
+    fs::create_dir(&socket_dir)
+        .map_err(|e| TestkitError::io("creating the socket directory", e))?;
+    fs::set_permissions(&socket_dir, fs::Permissions::from_mode(0o700))
+        .map_err(|e| TestkitError::io("chmod of the socket directory", e))?;
+    if let Some(user) = run_as {
+        for dir in [root.path(), socket_dir.as_path()] {
+            std::os::unix::fs::chown(dir, Some(user.uid), Some(user.gid)).map_err(|e| {
+                TestkitError::io(
+                    format!("chown of {} to user {}", dir.display(), user.name),
+                    e,
+                )
+            })?;
+        }
+    }
+    Ok((root, socket_dir))
+}
+
+/// `pg_basebackup` of `primary` into `data_dir`, as the server user, over
+/// the primary's Unix socket; `-R` writes `standby.signal` and
+/// `primary_conninfo`. The copied configuration holds no port or socket
+/// setting: the standby's own come from its command line.
+fn base_backup(primary: &Server, root: &Path, data_dir: &Path) -> Result<(), TestkitError> {
+    let program = primary.bindir.join("pg_basebackup");
+    let mut cmd = Command::new(&program);
+    cmd.arg("-D")
+        .arg(data_dir)
+        .arg("-h")
+        .arg(&primary.socket_dir)
+        .args([
+            "-p",
+            &primary.port.to_string(),
+            "-U",
+            SUPERUSER,
+            "-X",
+            "stream",
+            "-R",
+            // An immediate checkpoint: a spread one would take minutes.
+            "--checkpoint=fast",
+            "--no-sync",
+            "--no-password",
+        ])
+        .current_dir(root);
+    clean_env(&mut cmd);
+    run_as(&mut cmd, primary.run_as.as_ref());
+    let out = run_bounded(cmd, BASEBACKUP_TIMEOUT)
+        .map_err(|e| TestkitError::io(format!("running {}", program.display()), e))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = fs::write(root.join("basebackup.log"), &text);
+    if !out.status.success() {
+        return Err(TestkitError::new(format!(
+            "pg_basebackup failed ({}) copying the server on port {} to {}:\n{}\nprimary's server log:\n{}",
+            out.status,
+            primary.port,
+            data_dir.display(),
+            last_lines(&text, 30),
+            primary.log_tail(20),
+        )));
+    }
+    Ok(())
+}
+
+/// The first column of the first row, when not NULL.
+pub(crate) fn first_value(rows: &Rows) -> Option<&str> {
+    rows.first()?.first()?.as_deref()
 }
 
 /// Variables that would point the server elsewhere or change its messages
