@@ -1,0 +1,102 @@
+//! A primary and a streaming standby from the testkit: target_session_attrs
+//! picks the right one, and after a failover new connections find the new
+//! primary.
+
+use std::time::Duration;
+
+use pgpipe::ErrorKind;
+use pgpipe_testkit::Cluster;
+
+const BOUND: Duration = Duration::from_secs(120);
+
+fn url(primary: &Cluster, standby: &Cluster, attrs: &str) -> String {
+    format!(
+        "postgres://{}@127.0.0.1:{},127.0.0.1:{}/postgres?connect_timeout=3&target_session_attrs={attrs}",
+        primary.superuser(),
+        primary.port(),
+        standby.port()
+    )
+}
+
+async fn in_recovery(client: &pgpipe::Client) -> bool {
+    client
+        .query_one("SELECT pg_is_in_recovery()", ())
+        .await
+        .unwrap()
+        .get(0)
+}
+
+#[tokio::test]
+async fn writes_follow_the_primary_through_a_failover() {
+    tokio::time::timeout(BOUND, async {
+        let primary = Cluster::start().expect("primary");
+        let standby = primary.start_standby().expect("standby");
+        primary
+            .execute("postgres", "CREATE TABLE kv (k int PRIMARY KEY)")
+            .unwrap();
+
+        // Hosts listed standby-first too: the attribute decides, not the order.
+        let rw = url(&primary, &standby, "read-write");
+        let rw_reversed = format!(
+            "postgres://{}@127.0.0.1:{},127.0.0.1:{}/postgres?target_session_attrs=read-write",
+            primary.superuser(),
+            standby.port(),
+            primary.port()
+        );
+        for (k, u) in [&rw, &rw_reversed].into_iter().enumerate() {
+            let client = pgpipe::connect(u).await.unwrap();
+            assert!(!in_recovery(&client).await);
+            client
+                .execute("INSERT INTO kv VALUES ($1)", (k as i32,))
+                .await
+                .unwrap();
+        }
+
+        // prefer-standby reads go to the standby while it exists.
+        let reader = pgpipe::connect(&url(&primary, &standby, "prefer-standby"))
+            .await
+            .unwrap();
+        assert!(in_recovery(&reader).await);
+        let standby_only = pgpipe::connect(&url(&primary, &standby, "standby"))
+            .await
+            .unwrap();
+        assert!(in_recovery(&standby_only).await);
+
+        // Failover: the primary goes away, the standby is promoted.
+        let old = pgpipe::connect(&rw).await.unwrap();
+        primary.stop().unwrap();
+        standby.promote().unwrap();
+        let err = old
+            .execute("INSERT INTO kv VALUES (-1)", ())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err.kind(),
+                ErrorKind::Closed | ErrorKind::Io | ErrorKind::Db
+            ),
+            "{err:?}"
+        );
+
+        let client = pgpipe::connect(&rw).await.unwrap();
+        assert!(!in_recovery(&client).await);
+        client
+            .execute("INSERT INTO kv VALUES (424242)", ())
+            .await
+            .unwrap();
+        let n: i64 = client
+            .query_one("SELECT count(*) FROM kv", ())
+            .await
+            .unwrap()
+            .get(0);
+        assert!(n >= 1);
+
+        // With no standby left, prefer-standby settles for the primary.
+        let reader = pgpipe::connect(&url(&primary, &standby, "prefer-standby"))
+            .await
+            .unwrap();
+        assert!(!in_recovery(&reader).await);
+    })
+    .await
+    .expect("failover test exceeded its bound");
+}
