@@ -497,6 +497,12 @@ impl Client {
         }
     }
 
+    /// Requests sent or queued on this connection whose answer has not
+    /// fully arrived yet (including ones whose futures were dropped).
+    pub fn pending_requests(&self) -> usize {
+        self.shared().outstanding()
+    }
+
     /// Whether the connection can no longer run queries.
     pub fn is_closed(&self) -> bool {
         self.shared().is_closed()

@@ -341,6 +341,10 @@ impl Shared {
         self.lock().closed.is_some()
     }
 
+    pub(crate) fn outstanding(&self) -> usize {
+        self.outstanding.load(Ordering::Relaxed)
+    }
+
     /// The driver finished (or failed) `n` requests.
     pub(crate) fn finished(&self, n: usize) {
         self.outstanding.fetch_sub(n, Ordering::Relaxed);

@@ -100,3 +100,51 @@ async fn writes_follow_the_primary_through_a_failover() {
     .await
     .expect("failover test exceeded its bound");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_reconnects_to_the_new_primary() {
+    tokio::time::timeout(BOUND, async {
+        let primary = Cluster::start().expect("primary");
+        let standby = primary.start_standby().expect("standby");
+        primary
+            .execute("postgres", "CREATE TABLE kv (k int PRIMARY KEY)")
+            .unwrap();
+        let pool_url = format!(
+            "{}&pool_max_size=4&pool_acquire_timeout=20000",
+            url(&primary, &standby, "read-write")
+        );
+        let pool = pgpipe::Pool::connect(&pool_url).await.unwrap();
+        pool.execute("INSERT INTO kv VALUES (1)", ()).await.unwrap();
+
+        primary.stop().unwrap();
+        standby.promote().unwrap();
+
+        // The first statements after the failover may meet connections that
+        // died with the old primary; the pool replaces them.
+        let mut written = false;
+        for attempt in 0..20 {
+            match pool
+                .execute("INSERT INTO kv VALUES ($1)", (100 + attempt,))
+                .await
+            {
+                Ok(_) => {
+                    written = true;
+                    break;
+                }
+                Err(e) => assert!(
+                    matches!(
+                        e.kind(),
+                        ErrorKind::Closed | ErrorKind::Io | ErrorKind::Connect
+                    ),
+                    "{e:?}"
+                ),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(written, "no write succeeded after the failover");
+        let c = pool.get().await.unwrap();
+        assert!(!in_recovery(&c).await);
+    })
+    .await
+    .expect("pool failover test exceeded its bound");
+}

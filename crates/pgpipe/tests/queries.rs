@@ -150,6 +150,7 @@ async fn execute_returns_affected_rows() {
             5
         );
         assert_eq!(client.execute("SELECT * FROM e", ()).await.unwrap(), 20);
+        assert_eq!(client.pending_requests(), 0);
     })
     .await
 }

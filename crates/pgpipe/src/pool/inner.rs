@@ -1,0 +1,552 @@
+//! The pool's shared state: the slot semaphore, the idle list, checkout,
+//! return, and the background maintenance task.
+//!
+//! Accounting. `slots` has `max_size` permits. A permit is held by every
+//! connection that is checked out, shared, being opened or being checked;
+//! idle connections hold none. An acquirer first takes a permit (FIFO, so
+//! waiters are served in order), then pops an idle connection or, if there
+//! is none, opens one. A connection is only ever opened by a permit holder
+//! that found the idle list empty, and a connection only enters the idle
+//! list by leaving a permit holder, so open connections never outnumber
+//! `max_size`. On return the connection is pushed to the idle list before
+//! its permit is released, so the waiter that the release wakes finds it.
+
+use std::collections::VecDeque;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore, TryAcquireError};
+use tokio::time::Instant;
+
+use super::config::PoolConfig;
+use super::lane::Lane;
+use super::stats::{CloseReason, Counters, Waiting};
+use crate::error::ErrorKind;
+use crate::{Client, Config, Error, TransactionStatus};
+
+/// One pooled connection and what the pool knows about it. Dropping it
+/// closes the connection (for every clone of its client) and counts why.
+pub(crate) struct Conn {
+    pub(crate) client: Client,
+    created: Instant,
+    /// When max_lifetime (with jitter) retires it.
+    retire_at: Option<Instant>,
+    pub(crate) idle_since: Instant,
+    /// Its last user may have left requests in flight or a transaction
+    /// open: check (and reset) it before anyone else gets it.
+    pub(crate) verify: bool,
+    /// A `CloseReason` as u8, set before the drop that closes it; atomic
+    /// because shared connections are retired through an `Arc`.
+    reason: AtomicU8,
+    counters: Arc<Counters>,
+}
+
+impl Conn {
+    fn new(client: Client, config: &PoolConfig, counters: Arc<Counters>) -> Conn {
+        let now = Instant::now();
+        counters.opened();
+        tracing::debug!(
+            target: "pgpipe::pool",
+            backend_pid = client.backend_pid(),
+            "pool connection opened"
+        );
+        Conn {
+            client,
+            created: now,
+            retire_at: config.get_max_lifetime().map(|l| now + jitter(l)),
+            idle_since: now,
+            verify: false,
+            reason: AtomicU8::new(CloseReason::PoolClosed as u8),
+            counters,
+        }
+    }
+
+    pub(crate) fn age(&self) -> Duration {
+        self.created.elapsed()
+    }
+
+    pub(crate) fn expired(&self, now: Instant) -> bool {
+        self.retire_at.is_some_and(|at| now >= at)
+    }
+
+    /// Marks why it will be closed when dropped.
+    pub(crate) fn set_reason(&self, reason: CloseReason) {
+        self.reason.store(reason as u8, Ordering::Relaxed);
+    }
+
+    /// Closes it now, for `reason`.
+    pub(crate) fn retire(self, reason: CloseReason) {
+        self.set_reason(reason);
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        let reason = match self.reason.load(Ordering::Relaxed) {
+            r if r == CloseReason::Broken as u8 => CloseReason::Broken,
+            r if r == CloseReason::Idle as u8 => CloseReason::Idle,
+            r if r == CloseReason::Lifetime as u8 => CloseReason::Lifetime,
+            _ => CloseReason::PoolClosed,
+        };
+        // Requests already sent still get their answers; Terminate follows.
+        self.client.close();
+        self.counters.closed(reason);
+        tracing::debug!(
+            target: "pgpipe::pool",
+            backend_pid = self.client.backend_pid(),
+            reason = reason.as_str(),
+            age_ms = self.created.elapsed().as_millis() as u64,
+            "pool connection closed"
+        );
+    }
+}
+
+/// `d` give or take up to 10%, so that connections opened together do not
+/// all reach their lifetime at once.
+fn jitter(d: Duration) -> Duration {
+    // RandomState is seeded randomly per process and varies per instance:
+    // enough randomness for spreading timers, without a dependency.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(d.as_nanos() as u64);
+    let r = (h.finish() % 2001) as f64 / 10_000.0 - 0.1;
+    d.mul_f64(1.0 + r)
+}
+
+pub(crate) struct PoolInner {
+    pub(crate) config: PoolConfig,
+    connect: Config,
+    slots: Arc<Semaphore>,
+    /// Most recently returned at the back: checkouts take from the back
+    /// (warm connections, fewer health checks, and the surplus at the front
+    /// ages out through idle_timeout).
+    idle: Mutex<VecDeque<Conn>>,
+    pub(crate) lane: Lane,
+    closed: AtomicBool,
+    pub(crate) counters: Arc<Counters>,
+    /// Wakes the maintenance task early (a connection was lost and
+    /// min_idle needs a refill, or the pool closed).
+    wake_maintenance: Arc<Notify>,
+}
+
+impl PoolInner {
+    /// Creates the pool state and spawns its maintenance task.
+    pub(crate) fn start(connect: Config, config: PoolConfig) -> Result<Arc<PoolInner>, Error> {
+        config.validate().map_err(Error::config)?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+            Error::new(
+                ErrorKind::InvalidUse,
+                "a pool must be created inside a tokio runtime (it spawns a maintenance task)",
+            )
+        })?;
+        let wake = Arc::new(Notify::new());
+        let inner = Arc::new(PoolInner {
+            slots: Arc::new(Semaphore::new(config.get_max_size())),
+            idle: Mutex::new(VecDeque::with_capacity(config.get_max_size())),
+            lane: Lane::new(config.get_shared_connections()),
+            closed: AtomicBool::new(false),
+            counters: Arc::new(Counters::new()),
+            wake_maintenance: wake.clone(),
+            config,
+            connect,
+        });
+        runtime.spawn(maintain(Arc::downgrade(&inner), wake));
+        Ok(inner)
+    }
+
+    fn idle(&self) -> MutexGuard<'_, VecDeque<Conn>> {
+        // The list stays consistent even if a holder panicked.
+        self.idle.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn idle_count(&self) -> usize {
+        self.idle().len()
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn closed_error() -> Error {
+        Error::new(ErrorKind::Closed, "the pool is closed")
+    }
+
+    /// Takes a slot and a connection for it, all within `deadline`.
+    ///
+    /// Cancel safe: a dropped acquire gives its permit back; a connection
+    /// being opened for it goes to the idle list when ready; one being
+    /// checked goes back to the idle list, marked to be checked again.
+    pub(crate) async fn acquire(
+        self: &Arc<Self>,
+        start: Instant,
+        deadline: Instant,
+    ) -> Result<(Conn, OwnedSemaphorePermit), Error> {
+        if self.is_closed() {
+            return Err(Self::closed_error());
+        }
+        let permit = match self.slots.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(TryAcquireError::Closed) => return Err(Self::closed_error()),
+            Err(TryAcquireError::NoPermits) => {
+                let _waiting = Waiting::new(&self.counters.waiters);
+                match tokio::time::timeout_at(deadline, self.slots.clone().acquire_owned()).await {
+                    Ok(Ok(p)) => p,
+                    Ok(Err(_)) => return Err(Self::closed_error()),
+                    Err(_) => return Err(self.exhausted(start)),
+                }
+            }
+        };
+        if self.is_closed() {
+            return Err(Self::closed_error());
+        }
+        loop {
+            let popped = self.idle().pop_back();
+            let Some(conn) = popped else {
+                let conn = self.open(permit, start, deadline).await?;
+                return Ok(conn);
+            };
+            if conn.client.is_closed() {
+                conn.retire(CloseReason::Broken);
+                self.wake_maintenance.notify_one();
+                continue;
+            }
+            let now = Instant::now();
+            if conn.expired(now) {
+                conn.retire(CloseReason::Lifetime);
+                continue;
+            }
+            let stale = self
+                .config
+                .get_health_check_after()
+                .is_some_and(|after| now.duration_since(conn.idle_since) >= after);
+            if !conn.verify && !stale {
+                return Ok((conn, permit));
+            }
+            let mut checking = Checking {
+                conn: Some(conn),
+                pool: self,
+            };
+            let client = match &checking.conn {
+                Some(c) => c.client.clone(),
+                None => continue,
+            };
+            match tokio::time::timeout_at(deadline, verify(&client)).await {
+                Ok(Ok(())) => {
+                    if let Some(mut conn) = checking.conn.take() {
+                        conn.verify = false;
+                        return Ok((conn, permit));
+                    }
+                }
+                Ok(Err(e)) => {
+                    if let Some(conn) = checking.conn.take() {
+                        tracing::debug!(
+                            target: "pgpipe::pool",
+                            backend_pid = conn.client.backend_pid(),
+                            "pool connection failed its check: {e}"
+                        );
+                        conn.retire(CloseReason::Broken);
+                        self.wake_maintenance.notify_one();
+                    }
+                }
+                Err(_) => {
+                    // A connection that does not answer a ping within the
+                    // whole acquire budget is not worth handing to anyone.
+                    if let Some(conn) = checking.conn.take() {
+                        conn.retire(CloseReason::Broken);
+                        self.wake_maintenance.notify_one();
+                    }
+                    return Err(Error::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "acquiring a pool connection timed out after {:?} while checking \
+                             a connection (acquire_timeout {:?})",
+                            start.elapsed(),
+                            self.config.get_acquire_timeout()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
+    fn exhausted(&self, start: Instant) -> Error {
+        Error::new(
+            ErrorKind::Timeout,
+            format!(
+                "pool exhausted: all {} connections are in use (size {}, {} waiting); \
+                 waited {:?} (acquire_timeout {:?})",
+                self.config.get_max_size(),
+                self.counters.size.load(Ordering::Relaxed),
+                self.counters.waiters.load(Ordering::Relaxed),
+                start.elapsed(),
+                self.config.get_acquire_timeout(),
+            ),
+        )
+    }
+
+    /// Opens a connection for a permit holder. The handshake runs in its
+    /// own task, which owns the permit: if the acquirer goes away (timeout,
+    /// cancellation) the connection still finishes opening and goes to the
+    /// idle list instead of being wasted, and the slot stays counted until
+    /// then.
+    async fn open(
+        self: &Arc<Self>,
+        permit: OwnedSemaphorePermit,
+        start: Instant,
+        deadline: Instant,
+    ) -> Result<(Conn, OwnedSemaphorePermit), Error> {
+        let (tx, rx) = oneshot::channel();
+        let pool = self.clone();
+        tokio::spawn(async move {
+            let result = pool.connect.connect().await;
+            let sent = match result {
+                Ok(client) => {
+                    let conn = Conn::new(client, &pool.config, pool.counters.clone());
+                    tx.send(Ok((conn, permit)))
+                }
+                Err(e) => {
+                    tracing::debug!(target: "pgpipe::pool", "opening a pool connection failed: {e}");
+                    tx.send(Err(e))
+                }
+            };
+            if let Err(Ok((conn, permit))) = sent {
+                pool.push_idle(conn);
+                drop(permit);
+            }
+        });
+        match tokio::time::timeout_at(deadline, rx).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(Error::new(
+                ErrorKind::Connect,
+                "the task opening a pool connection ended without an answer",
+            )),
+            Err(_) => Err(Error::new(
+                ErrorKind::Timeout,
+                format!(
+                    "acquiring a pool connection timed out after {:?} while opening a new \
+                     connection (acquire_timeout {:?})",
+                    start.elapsed(),
+                    self.config.get_acquire_timeout()
+                ),
+            )),
+        }
+    }
+
+    /// Puts a connection in the idle list, or closes it if the pool is
+    /// closed. Checked under the list's lock so that `close` cannot miss it.
+    fn push_idle(&self, conn: Conn) {
+        let mut idle = self.idle();
+        if self.is_closed() {
+            drop(idle);
+            conn.retire(CloseReason::PoolClosed);
+        } else {
+            idle.push_back(conn);
+        }
+    }
+
+    /// Takes back a checked-out connection. `touched`: its user reached the
+    /// client, so requests may still be in flight and the transaction
+    /// state may change: it is checked before the next checkout.
+    pub(crate) fn release(&self, mut conn: Conn, permit: OwnedSemaphorePermit, touched: bool) {
+        if conn.client.is_closed() {
+            conn.retire(CloseReason::Broken);
+            self.wake_maintenance.notify_one();
+        } else if conn.expired(Instant::now()) {
+            conn.retire(CloseReason::Lifetime);
+            self.wake_maintenance.notify_one();
+        } else {
+            // With nothing in flight the transaction status is final, so an
+            // idle, drained connection needs no check round trip.
+            conn.verify |= (touched && conn.client.pending_requests() > 0)
+                || conn.client.transaction_status() != TransactionStatus::Idle;
+            conn.idle_since = Instant::now();
+            self.push_idle(conn);
+        }
+        // Only now: the waiter this wakes must find the connection idle.
+        drop(permit);
+    }
+
+    /// Adds a connection to the shared lane in the background (one growth
+    /// at a time), through an ordinary acquire: it queues behind earlier
+    /// acquirers and is bounded by the acquire timeout.
+    pub(crate) fn grow_lane(self: &Arc<Self>) {
+        if !self.lane.start_growing() {
+            return;
+        }
+        let pool = self.clone();
+        tokio::spawn(async move {
+            let start = Instant::now();
+            match pool
+                .acquire(start, super::pool::deadline(start, &pool))
+                .await
+            {
+                Ok((conn, permit)) => {
+                    if let Err((conn, permit)) = pool.lane.push(conn, permit, || pool.is_closed()) {
+                        pool.release(conn, permit, false);
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!(target: "pgpipe::pool", "adding a shared connection failed: {e}")
+                }
+            }
+            pool.lane.done_growing();
+        });
+    }
+
+    /// Closes the pool: refuses acquires, closes idle and shared
+    /// connections now and checked-out ones when they come back.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.slots.close();
+        let idle: Vec<Conn> = self.idle().drain(..).collect();
+        for conn in idle {
+            conn.retire(CloseReason::PoolClosed);
+        }
+        self.lane.clear(CloseReason::PoolClosed);
+        self.wake_maintenance.notify_one();
+    }
+
+    /// Closes idle connections past their idle timeout (keeping min_idle)
+    /// or lifetime, and broken ones; retires shared connections likewise.
+    fn reap(&self) {
+        let now = Instant::now();
+        let idle_timeout = self.config.get_idle_timeout();
+        let min_idle = self.config.get_min_idle();
+        let mut retired = Vec::new();
+        {
+            let mut idle = self.idle();
+            let mut remaining = idle.len();
+            let mut kept = VecDeque::with_capacity(idle.len());
+            // Front to back: the longest idle first.
+            while let Some(conn) = idle.pop_front() {
+                let reason = if conn.client.is_closed() {
+                    Some(CloseReason::Broken)
+                } else if conn.expired(now) {
+                    Some(CloseReason::Lifetime)
+                } else if remaining > min_idle
+                    && idle_timeout.is_some_and(|t| now.duration_since(conn.idle_since) >= t)
+                {
+                    Some(CloseReason::Idle)
+                } else {
+                    None
+                };
+                match reason {
+                    Some(reason) => {
+                        conn.set_reason(reason);
+                        retired.push(conn);
+                        remaining -= 1;
+                    }
+                    None => kept.push_back(conn),
+                }
+            }
+            *idle = kept;
+        }
+        // Closing takes each connection's own lock: not under ours.
+        drop(retired);
+        self.lane.reap(now, idle_timeout);
+    }
+
+    /// Opens connections until min_idle are idle, as long as slots are
+    /// free (never making an acquirer wait for it).
+    async fn fill_min_idle(self: &Arc<Self>) {
+        let min_idle = self.config.get_min_idle();
+        while !self.is_closed() && self.idle_count() < min_idle {
+            let Ok(permit) = self.slots.clone().try_acquire_owned() else {
+                return;
+            };
+            let limit = self
+                .config
+                .get_acquire_timeout()
+                .max(Duration::from_secs(1));
+            match tokio::time::timeout(limit, self.connect.connect()).await {
+                Ok(Ok(client)) => {
+                    self.push_idle(Conn::new(client, &self.config, self.counters.clone()));
+                    drop(permit);
+                }
+                Ok(Err(e)) => {
+                    tracing::debug!(target: "pgpipe::pool", "filling min_idle failed: {e}");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(target: "pgpipe::pool", "filling min_idle timed out");
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// A connection being checked during an acquire; if the acquire is dropped
+/// mid-check, the connection goes back to the idle list, still marked to
+/// be checked (the check's request may still be in flight).
+struct Checking<'a> {
+    conn: Option<Conn>,
+    pool: &'a PoolInner,
+}
+
+impl Drop for Checking<'_> {
+    fn drop(&mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            conn.verify = true;
+            self.pool.push_idle(conn);
+        }
+    }
+}
+
+/// Makes sure a connection is alive and outside any transaction. The empty
+/// query (or ROLLBACK) is answered after every request still in flight, so
+/// the transaction status read after it is exact.
+async fn verify(client: &Client) -> Result<(), Error> {
+    let sql = match client.transaction_status() {
+        TransactionStatus::Idle => "",
+        _ => "ROLLBACK",
+    };
+    client.simple_query(sql).await?;
+    if client.transaction_status() != TransactionStatus::Idle {
+        // A request in flight at the return opened or failed a transaction.
+        client.simple_query("ROLLBACK").await?;
+    }
+    if client.transaction_status() != TransactionStatus::Idle {
+        return Err(Error::new(
+            ErrorKind::InvalidUse,
+            "the connection is still inside a transaction after ROLLBACK",
+        ));
+    }
+    Ok(())
+}
+
+/// The maintenance loop: reaps, refills min_idle, and exits once the pool
+/// is closed or dropped (it holds only a weak reference in between).
+async fn maintain(pool: Weak<PoolInner>, wake: Arc<Notify>) {
+    let tick = match pool.upgrade() {
+        Some(p) => tick(&p.config),
+        None => return,
+    };
+    loop {
+        {
+            let Some(pool) = pool.upgrade() else { return };
+            if pool.is_closed() {
+                return;
+            }
+            pool.reap();
+            pool.fill_min_idle().await;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(tick) => {}
+            _ = wake.notified() => {}
+        }
+    }
+}
+
+/// How often maintenance runs: a quarter of the shortest timeout it
+/// enforces, between 10 ms and 1 s.
+fn tick(config: &PoolConfig) -> Duration {
+    [config.get_idle_timeout(), config.get_max_lifetime()]
+        .into_iter()
+        .flatten()
+        .map(|d| d / 4)
+        .min()
+        .unwrap_or(Duration::from_secs(1))
+        .clamp(Duration::from_millis(10), Duration::from_secs(1))
+}

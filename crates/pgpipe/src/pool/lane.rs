@@ -1,0 +1,222 @@
+//! The shared lane: the connections that serve `Pool::query` and friends.
+//!
+//! Each holds a pool slot for as long as it is in the lane. A statement
+//! goes to the lane connection with the fewest statements in flight
+//! (least-loaded, read under a short read lock, no await inside it), so a
+//! burst spreads over the lane while a single caller always finds the same
+//! warm connection. When every lane connection already has
+//! [`GROW_AT`] statements in flight and the lane is below its target size,
+//! a background task adds one (through an ordinary acquire, so it queues
+//! fairly behind checkouts).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
+
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Instant;
+
+use super::inner::Conn;
+use super::stats::CloseReason;
+use crate::{Client, Error, TransactionStatus};
+
+/// Statements in flight on the least-loaded lane connection from which the
+/// lane grows. One connection pipelines well, but a backend runs one
+/// statement at a time: two queued means a second backend would help.
+const GROW_AT: usize = 2;
+
+pub(crate) struct LaneConn {
+    // Field order matters: the connection closes before the slot frees.
+    conn: Conn,
+    _permit: OwnedSemaphorePermit,
+    in_flight: AtomicUsize,
+    /// Milliseconds since the lane's epoch of the latest statement.
+    last_used_ms: AtomicU64,
+}
+
+pub(crate) struct Lane {
+    conns: RwLock<Vec<Arc<LaneConn>>>,
+    growing: AtomicBool,
+    target: usize,
+    epoch: Instant,
+}
+
+/// A statement's hold on a lane connection; counts it as in flight until
+/// dropped (also when the statement's future is cancelled).
+pub(crate) struct Lease<'a> {
+    conn: Arc<LaneConn>,
+    lane: &'a Lane,
+}
+
+impl Lane {
+    pub(crate) fn new(target: usize) -> Lane {
+        Lane {
+            conns: RwLock::new(Vec::with_capacity(target)),
+            growing: AtomicBool::new(false),
+            target,
+            epoch: Instant::now(),
+        }
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Vec<Arc<LaneConn>>> {
+        self.conns.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Vec<Arc<LaneConn>>> {
+        self.conns.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Leases the least-loaded live connection; also says whether the lane
+    /// should grow. `None` when the lane is empty.
+    pub(crate) fn lease(&self) -> (Option<Lease<'_>>, bool) {
+        loop {
+            let (best, len) = {
+                let conns = self.read();
+                let best = conns
+                    .iter()
+                    .min_by_key(|c| c.in_flight.load(Ordering::Relaxed))
+                    .cloned();
+                (best, conns.len())
+            };
+            let Some(best) = best else {
+                return (None, self.target > 0);
+            };
+            // A connection the server closed is skipped, not handed out:
+            // a statement started after a termination must not fail.
+            if best.conn.client.is_closed() {
+                self.remove(&best, CloseReason::Broken);
+                continue;
+            }
+            let load = best.in_flight.fetch_add(1, Ordering::Relaxed);
+            best.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
+            let grow = len < self.target && load >= GROW_AT;
+            return (
+                Some(Lease {
+                    conn: best,
+                    lane: self,
+                }),
+                grow,
+            );
+        }
+    }
+
+    /// Claims the right to grow the lane (one growth at a time).
+    pub(crate) fn start_growing(&self) -> bool {
+        self.growing
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    pub(crate) fn done_growing(&self) {
+        self.growing.store(false, Ordering::Release);
+    }
+
+    /// Adds a connection unless the lane is full or the pool closed
+    /// (checked under the lane's lock, so `clear` cannot miss it); gives it
+    /// back otherwise.
+    pub(crate) fn push(
+        &self,
+        conn: Conn,
+        permit: OwnedSemaphorePermit,
+        pool_closed: impl Fn() -> bool,
+    ) -> Result<(), (Conn, OwnedSemaphorePermit)> {
+        let mut conns = self.write();
+        if conns.len() >= self.target || pool_closed() {
+            return Err((conn, permit));
+        }
+        conns.push(Arc::new(LaneConn {
+            conn,
+            _permit: permit,
+            in_flight: AtomicUsize::new(0),
+            last_used_ms: AtomicU64::new(self.now_ms()),
+        }));
+        Ok(())
+    }
+
+    /// Takes a connection out of the lane; it closes once the statements in
+    /// flight on it have their answers.
+    fn remove(&self, conn: &Arc<LaneConn>, reason: CloseReason) {
+        let mut conns = self.write();
+        let before = conns.len();
+        conns.retain(|c| !Arc::ptr_eq(c, conn));
+        if conns.len() != before {
+            conn.conn.set_reason(reason);
+        }
+    }
+
+    pub(crate) fn clear(&self, reason: CloseReason) {
+        let conns = std::mem::take(&mut *self.write());
+        for c in &conns {
+            c.conn.set_reason(reason);
+        }
+    }
+
+    /// Retires broken connections, those past their lifetime, and idle ones
+    /// (nothing in flight for `idle_timeout`).
+    pub(crate) fn reap(&self, now: Instant, idle_timeout: Option<Duration>) {
+        let now_ms = self.now_ms();
+        let mut retired = Vec::new();
+        let mut conns = self.write();
+        conns.retain(|c| {
+            let reason = if c.conn.client.is_closed() {
+                CloseReason::Broken
+            } else if c.conn.expired(now) {
+                CloseReason::Lifetime
+            } else if c.in_flight.load(Ordering::Relaxed) == 0
+                && idle_timeout.is_some_and(|t| {
+                    now_ms.saturating_sub(c.last_used_ms.load(Ordering::Relaxed))
+                        >= t.as_millis() as u64
+                })
+            {
+                CloseReason::Idle
+            } else {
+                return true;
+            };
+            c.conn.set_reason(reason);
+            retired.push(c.clone());
+            false
+        });
+        // Closing takes each connection's own lock: not under ours.
+        drop(conns);
+        drop(retired);
+    }
+}
+
+impl Lease<'_> {
+    pub(crate) fn client(&self) -> &Client {
+        &self.conn.conn.client
+    }
+
+    /// Looks at the connection after a statement: one found closed leaves
+    /// the lane, and so does one left inside a transaction (someone ran
+    /// BEGIN through `Pool::execute`): the other statements sharing it must
+    /// not run in that transaction.
+    pub(crate) fn finish(self, error: Option<&Error>) {
+        let client = self.client();
+        if error.is_some() && client.is_closed() {
+            self.lane.remove(&self.conn, CloseReason::Broken);
+        } else if client.transaction_status() != TransactionStatus::Idle {
+            tracing::warn!(
+                target: "pgpipe::pool",
+                backend_pid = client.backend_pid(),
+                "a statement run through Pool::query/execute left a transaction open; \
+                 closing that shared connection (use Pool::begin or Pool::get for transactions)"
+            );
+            self.lane.remove(&self.conn, CloseReason::Broken);
+        }
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        self.conn.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,302 @@
+//! `Pool`: the public handle.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pgpipe_types::Params;
+use tokio::time::Instant;
+
+use super::config::{split_url, PoolConfig};
+use super::guard::PooledClient;
+use super::inner::PoolInner;
+use super::lane::Lease;
+use super::stats::PoolStats;
+use crate::config::ConfigError;
+use crate::error::ErrorKind;
+use crate::{Client, Config, Error, Row, ToStatement};
+
+/// A pool of connections to one server. Cheap to clone (clones share the
+/// pool); see the [module documentation](crate::pool) for which method to
+/// use when.
+#[derive(Clone)]
+pub struct Pool {
+    inner: Arc<PoolInner>,
+}
+
+impl PoolConfig {
+    /// Parses a connection string whose `pool_*` query parameters (see
+    /// [`PoolConfig`]) configure the pool and whose other parts configure
+    /// the connections.
+    ///
+    /// ```
+    /// use pgpipe::PoolConfig;
+    ///
+    /// let (config, pool) =
+    ///     PoolConfig::from_url("postgres://app@db/app?sslmode=disable&pool_max_size=20").unwrap();
+    /// assert_eq!(config.get_dbname(), Some("app"));
+    /// assert_eq!(pool.get_max_size(), 20);
+    ///
+    /// let err = PoolConfig::from_url("postgres://app@db/app?pool_max_size=lots").unwrap_err();
+    /// assert_eq!(err.part(), "pool_max_size");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the offending parameter: an unknown
+    /// `pool_*` key, a value that is not a number, settings that contradict
+    /// each other, or anything [`Config::parse`] rejects.
+    pub fn from_url(url: &str) -> Result<(Config, PoolConfig), ConfigError> {
+        let (rest, pool) = split_url(url, PoolConfig::new())?;
+        pool.validate()?;
+        Ok((Config::parse(&rest)?, pool))
+    }
+}
+
+impl Pool {
+    /// Creates a pool from a connection string (see
+    /// [`PoolConfig::from_url`]) and opens one connection, so that a wrong
+    /// address or password shows up here rather than at the first query.
+    /// Further connections open on demand (and `min_idle` of them in the
+    /// background).
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), pgpipe::Error> {
+    /// let pool = pgpipe::Pool::connect("postgres://app@localhost/app?pool_max_size=16").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect(url: &str) -> Result<Pool, Error> {
+        let (config, pool_config) = PoolConfig::from_url(url).map_err(Error::config)?;
+        Pool::connect_with(config, pool_config).await
+    }
+
+    /// Like [`connect`](Self::connect), from a [`Config`] and a
+    /// [`PoolConfig`] built in code.
+    pub async fn connect_with(config: Config, pool_config: PoolConfig) -> Result<Pool, Error> {
+        let pool = Pool::new(config, pool_config)?;
+        // Returned untouched: it goes back to the idle list as it is.
+        drop(pool.get().await?);
+        Ok(pool)
+    }
+
+    /// Creates a pool without opening any connection (`min_idle` ones open
+    /// in the background). Must be called inside a tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// Invalid settings (kind [`Config`](ErrorKind::Config)), or no tokio
+    /// runtime (kind [`InvalidUse`](ErrorKind::InvalidUse)).
+    pub fn new(config: Config, pool_config: PoolConfig) -> Result<Pool, Error> {
+        Ok(Pool {
+            inner: PoolInner::start(config, pool_config)?,
+        })
+    }
+
+    /// Like [`new`](Self::new), from a connection string.
+    pub fn connect_lazy(url: &str) -> Result<Pool, Error> {
+        let (config, pool_config) = PoolConfig::from_url(url).map_err(Error::config)?;
+        Pool::new(config, pool_config)
+    }
+
+    /// Checks out a connection for exclusive use, waiting (in FIFO order)
+    /// up to the acquire timeout for a free one. Dropping the guard returns
+    /// it.
+    ///
+    /// ```no_run
+    /// # async fn f(pool: &pgpipe::Pool) -> Result<(), pgpipe::Error> {
+    /// let conn = pool.get().await?;
+    /// conn.batch_execute("SET statement_timeout = '5s'; CREATE TEMP TABLE t (x int)").await?;
+    /// conn.execute("INSERT INTO t VALUES ($1)", (1i32,)).await?;
+    /// conn.batch_execute("DROP TABLE t; RESET statement_timeout").await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Kind [`Timeout`](ErrorKind::Timeout) when no connection was free in
+    /// time (the message says the pool is exhausted, its size and how long
+    /// it waited), [`Closed`](ErrorKind::Closed) once the pool is closed,
+    /// or the error of opening a new connection.
+    ///
+    /// Cancel safe: a dropped `get` leaves no slot taken.
+    pub async fn get(&self) -> Result<PooledClient, Error> {
+        let start = Instant::now();
+        match self
+            .inner
+            .acquire(start, deadline(start, &self.inner))
+            .await
+        {
+            Ok((conn, permit)) => {
+                self.inner.counters.acquired(start.elapsed());
+                Ok(PooledClient::new(conn, permit, self.inner.clone()))
+            }
+            Err(e) => {
+                self.inner.counters.acquire_failed();
+                Err(e)
+            }
+        }
+    }
+
+    /// Checks out a connection and runs `BEGIN` on it. Finish with
+    /// `COMMIT` or `ROLLBACK`; a guard dropped with the transaction still
+    /// open is rolled back before the connection is reused.
+    ///
+    /// ```no_run
+    /// # async fn f(pool: &pgpipe::Pool) -> Result<(), pgpipe::Error> {
+    /// let tx = pool.begin().await?;
+    /// tx.execute("UPDATE accounts SET balance = balance - $1 WHERE id = $2", (10i64, 1i64)).await?;
+    /// tx.execute("UPDATE accounts SET balance = balance + $1 WHERE id = $2", (10i64, 2i64)).await?;
+    /// tx.batch_execute("COMMIT").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn begin(&self) -> Result<PooledClient, Error> {
+        let conn = self.get().await?;
+        conn.batch_execute("BEGIN").await?;
+        Ok(conn)
+    }
+
+    /// Runs one statement on a shared connection (pipelined with other
+    /// callers' statements, no checkout) and returns its rows. For
+    /// statements that need session state or a transaction use
+    /// [`get`](Self::get) or [`begin`](Self::begin).
+    ///
+    /// Cancel safe.
+    pub async fn query<S, P>(&self, statement: &S, params: P) -> Result<Vec<Row>, Error>
+    where
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let conn = self.shared().await?;
+        let result = conn.client().query(statement, params).await;
+        conn.finish(result.as_ref().err());
+        result
+    }
+
+    /// Like [`query`](Self::query) for a statement that must return exactly
+    /// one row (see [`Client::query_one`]).
+    pub async fn query_one<S, P>(&self, statement: &S, params: P) -> Result<Row, Error>
+    where
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let conn = self.shared().await?;
+        let result = conn.client().query_one(statement, params).await;
+        conn.finish(result.as_ref().err());
+        result
+    }
+
+    /// Like [`query`](Self::query) for a statement that returns at most
+    /// one row (see [`Client::query_opt`]).
+    pub async fn query_opt<S, P>(&self, statement: &S, params: P) -> Result<Option<Row>, Error>
+    where
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let conn = self.shared().await?;
+        let result = conn.client().query_opt(statement, params).await;
+        conn.finish(result.as_ref().err());
+        result
+    }
+
+    /// Like [`query`](Self::query), returning the number of rows affected
+    /// (see [`Client::execute`]).
+    pub async fn execute<S, P>(&self, statement: &S, params: P) -> Result<u64, Error>
+    where
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let conn = self.shared().await?;
+        let result = conn.client().execute(statement, params).await;
+        conn.finish(result.as_ref().err());
+        result
+    }
+
+    /// A connection for one statement: the least-loaded shared one, or a
+    /// checkout while the shared lane is empty (it fills in the
+    /// background) or disabled.
+    async fn shared(&self) -> Result<SharedConn<'_>, Error> {
+        if self.inner.is_closed() {
+            return Err(PoolInner::closed_error());
+        }
+        let (lease, grow) = self.inner.lane.lease();
+        if grow {
+            self.inner.grow_lane();
+        }
+        match lease {
+            Some(lease) => Ok(SharedConn::Lane(lease)),
+            None => Ok(SharedConn::Checkout(self.get().await?)),
+        }
+    }
+
+    /// A snapshot of the pool's gauges and counters.
+    pub fn stats(&self) -> PoolStats {
+        self.inner.counters.snapshot(
+            self.inner.idle_count(),
+            self.inner.lane.len(),
+            self.inner.config.get_max_size(),
+        )
+    }
+
+    /// The pool's settings.
+    pub fn config(&self) -> &PoolConfig {
+        &self.inner.config
+    }
+
+    /// Closes the pool for every clone: idle and shared connections close
+    /// now, checked-out ones when they are returned, and acquires (waiting
+    /// ones included) fail with a [`Closed`](ErrorKind::Closed) error.
+    pub fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+}
+
+impl fmt::Debug for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool")
+            .field("config", &self.inner.config)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+/// When an acquire starting at `start` gives up. A timeout too large to
+/// represent means "practically never".
+pub(crate) fn deadline(start: Instant, pool: &PoolInner) -> Instant {
+    start
+        .checked_add(pool.config.get_acquire_timeout())
+        .unwrap_or_else(|| start + Duration::from_secs(100 * 365 * 24 * 3600))
+}
+
+/// Where a single statement of `Pool::query` and friends runs.
+enum SharedConn<'a> {
+    Lane(Lease<'a>),
+    Checkout(PooledClient),
+}
+
+impl SharedConn<'_> {
+    fn client(&self) -> &Client {
+        match self {
+            SharedConn::Lane(lease) => lease.client(),
+            SharedConn::Checkout(conn) => conn,
+        }
+    }
+
+    fn finish(self, error: Option<&Error>) {
+        match self {
+            SharedConn::Lane(lease) => lease.finish(error),
+            SharedConn::Checkout(conn) => {
+                // The statement's future completed, so its request was
+                // answered: nothing in flight, unless a client-side query
+                // timeout gave up on it early.
+                if !error.is_some_and(|e| e.kind() == ErrorKind::Timeout) {
+                    conn.mark_settled();
+                }
+            }
+        }
+    }
+}
