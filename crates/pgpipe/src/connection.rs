@@ -200,7 +200,8 @@ impl Connection {
                         },
                         _ => "the server sent a malformed error".to_owned(),
                     };
-                    self.shared.lock().closed.get_or_insert(reason);
+                    let shared = self.shared.clone();
+                    shared.mark_closed(&mut shared.lock(), || reason);
                 }
                 _ => run += header.total_len,
             }
@@ -283,7 +284,7 @@ impl Connection {
     fn fail_all(&mut self, kind: ErrorKind, reason: &str) {
         let queued: Vec<_> = {
             let mut q = self.shared.lock();
-            q.closed.get_or_insert_with(|| reason.to_owned());
+            self.shared.mark_closed(&mut q, || reason.to_owned());
             q.write_buf.clear();
             q.slots.drain(..).collect()
         };

@@ -60,6 +60,8 @@ pub(crate) struct Shared {
     transaction_status: AtomicU8,
     /// Requests queued or sent whose answer has not ended yet.
     outstanding: AtomicUsize,
+    /// Mirrors `Queue::closed.is_some()` for lock-free reads.
+    closed_flag: std::sync::atomic::AtomicBool,
     /// Where to send a CancelRequest.
     pub(crate) cancel: CancelToken,
     /// The default client-side query timeout.
@@ -96,6 +98,7 @@ impl Shared {
             peak_buffered: AtomicUsize::new(0),
             transaction_status: AtomicU8::new(b'I'),
             outstanding: AtomicUsize::new(0),
+            closed_flag: std::sync::atomic::AtomicBool::new(false),
             cancel,
             query_timeout,
         }
@@ -265,6 +268,7 @@ impl Shared {
                 return;
             }
             q.closed = Some("the client was closed".into());
+            self.closed_flag.store(true, Ordering::Release);
             q.terminating = true;
             frontend::terminate(&mut q.write_buf);
             q.driver_waker.take()
@@ -291,6 +295,7 @@ impl Shared {
             let mut q = self.lock();
             q.abort.get_or_insert_with(|| error.to_string());
             q.closed.get_or_insert_with(|| error.to_string());
+            self.closed_flag.store(true, Ordering::Release);
             q.driver_waker.take()
         };
         if let Some(w) = waker {
@@ -337,8 +342,15 @@ impl Shared {
         self.permits.close();
     }
 
+    /// Lock-free: the pool asks this on every statement.
     pub(crate) fn is_closed(&self) -> bool {
-        self.lock().closed.is_some()
+        self.closed_flag.load(Ordering::Acquire)
+    }
+
+    /// Records why the connection takes no more requests (first reason wins).
+    pub(crate) fn mark_closed(&self, q: &mut Queue, reason: impl FnOnce() -> String) {
+        q.closed.get_or_insert_with(reason);
+        self.closed_flag.store(true, Ordering::Release);
     }
 
     pub(crate) fn outstanding(&self) -> usize {
