@@ -1,0 +1,185 @@
+//! The workloads and drivers the tool knows, by their stable names.
+
+use std::fmt;
+
+/// A benchmark workload. Names are stable: results are keyed by them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Workload {
+    /// One point select in flight, one connection.
+    Latency,
+    /// Prepared point selects on one connection from many tasks.
+    Pipeline,
+    /// The same, sent as SQL text with parameters each time.
+    Unprepared,
+    /// 50k rows of one int4 column.
+    Rows1Col,
+    /// 50k rows of nine mixed columns.
+    Rows9Col,
+    /// 50k rows of 60 timestamptz columns.
+    Rows60Ts,
+}
+
+impl Workload {
+    /// Every implemented workload, in suite order.
+    pub const ALL: [Workload; 6] = [
+        Workload::Latency,
+        Workload::Pipeline,
+        Workload::Unprepared,
+        Workload::Rows1Col,
+        Workload::Rows9Col,
+        Workload::Rows60Ts,
+    ];
+
+    /// The stable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Latency => "latency",
+            Workload::Pipeline => "pipeline",
+            Workload::Unprepared => "unprepared",
+            Workload::Rows1Col => "rows-1col",
+            Workload::Rows9Col => "rows-9col",
+            Workload::Rows60Ts => "rows-60ts",
+        }
+    }
+
+    /// One line on what it measures.
+    pub fn description(self) -> &'static str {
+        match self {
+            Workload::Latency => "one prepared point select in flight, one connection: p50/p99",
+            Workload::Pipeline => "prepared point selects on ONE connection from N concurrent tasks (+ 2conn: 2 connections x 64 tasks)",
+            Workload::Unprepared => "the same point selects sent as SQL text with parameters each call",
+            Workload::Rows1Col => "read 50k rows of one int4 column, every value decoded",
+            Workload::Rows9Col => "read 50k rows of 9 mixed columns, every value decoded",
+            Workload::Rows60Ts => "read 50k rows x 60 timestamptz columns, every value decoded",
+        }
+    }
+
+    /// True for the workloads made of point selects (many ops per second).
+    pub fn is_point(self) -> bool {
+        matches!(
+            self,
+            Workload::Latency | Workload::Pipeline | Workload::Unprepared
+        )
+    }
+
+    /// Rows each operation reads.
+    pub fn rows_per_op(self) -> u64 {
+        if self.is_point() {
+            1
+        } else {
+            crate::fixtures::ROWS
+        }
+    }
+
+    /// Parses a stable name; the error lists the valid names.
+    pub fn parse(name: &str) -> Result<Workload, String> {
+        Workload::ALL
+            .into_iter()
+            .find(|w| w.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown workload {name:?}; valid workloads: {}",
+                    names(Workload::ALL.iter().map(|w| w.name()))
+                )
+            })
+    }
+}
+
+impl fmt::Display for Workload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A client being measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DriverKind {
+    /// This project.
+    Pgpipe,
+    /// tokio-postgres (prepared statements; its text path for `unprepared`).
+    TokioPostgres,
+    /// sqlx (PgConnection, default statement cache).
+    Sqlx,
+    /// The tool's own minimal client: the floor no client can beat.
+    Raw,
+    /// libpq's pgbench, through a generated script.
+    Pgbench,
+}
+
+impl DriverKind {
+    /// Every driver, in table order.
+    pub const ALL: [DriverKind; 5] = [
+        DriverKind::Pgpipe,
+        DriverKind::TokioPostgres,
+        DriverKind::Sqlx,
+        DriverKind::Raw,
+        DriverKind::Pgbench,
+    ];
+
+    /// The stable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            DriverKind::Pgpipe => "pgpipe",
+            DriverKind::TokioPostgres => "tokio-postgres",
+            DriverKind::Sqlx => "sqlx",
+            DriverKind::Raw => "raw",
+            DriverKind::Pgbench => "pgbench",
+        }
+    }
+
+    /// Parses a stable name; the error lists the valid names.
+    pub fn parse(name: &str) -> Result<DriverKind, String> {
+        DriverKind::ALL
+            .into_iter()
+            .find(|d| d.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown driver {name:?}; valid drivers: {}",
+                    names(DriverKind::ALL.iter().map(|d| d.name()))
+                )
+            })
+    }
+
+    /// Why this driver cannot run `workload`, or `None` when it can.
+    pub fn unsupported(self, workload: Workload) -> Option<&'static str> {
+        match (self, workload) {
+            (DriverKind::Pgbench, w) if !w.is_point() => {
+                Some("pgbench cannot decode rows client-side")
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for DriverKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
+    it.collect::<Vec<_>>().join(", ")
+}
+
+/// One configuration of a workload: how many connections, how many
+/// concurrent tasks on each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant {
+    /// The label in results ("64", "2conn", "50k").
+    pub label: String,
+    /// Connections opened.
+    pub connections: usize,
+    /// Concurrent tasks (requests in flight) per connection.
+    pub tasks_per_conn: usize,
+}
+
+impl Variant {
+    /// One connection, `tasks` tasks, labelled by the task count.
+    pub fn single(tasks: usize) -> Variant {
+        Variant {
+            label: tasks.to_string(),
+            connections: 1,
+            tasks_per_conn: tasks,
+        }
+    }
+}

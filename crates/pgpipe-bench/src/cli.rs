@@ -1,0 +1,266 @@
+//! Command-line arguments and the plan they describe.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::catalog::{DriverKind, Variant, Workload};
+
+/// pgpipe's benchmark tool: pgpipe against tokio-postgres, sqlx, pgbench
+/// and a raw protocol floor. Without --url (or DATABASE_URL) it starts a
+/// throwaway cluster and runs the quick suite.
+#[derive(Debug, Parser, Default)]
+#[command(name = "pgpipe-bench", version)]
+pub struct Args {
+    /// Server to use (fixture tables are created there); default: a throwaway cluster.
+    #[arg(long, env = "DATABASE_URL")]
+    pub url: Option<String>,
+    /// Workloads to run, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub workloads: Vec<String>,
+    /// Drivers to run, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub drivers: Vec<String>,
+    /// Seconds per measured round.
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Measured rounds per driver (drivers alternate between rounds).
+    #[arg(long)]
+    pub rounds: Option<u32>,
+    /// Warm-up seconds per driver before the rounds.
+    #[arg(long)]
+    pub warmup: Option<f64>,
+    /// Concurrent tasks on one connection for pipeline/unprepared, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub concurrency: Vec<usize>,
+    /// Connections of the multi-connection variant (64 tasks each).
+    #[arg(long)]
+    pub connections: Option<usize>,
+    /// Open loop: constant rate in operations/s (all tasks together);
+    /// latency is corrected for coordinated omission.
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Write results as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write results.md (and results.json) into this directory.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The quick suite (the default): short rounds, fewer concurrency levels.
+    #[arg(long)]
+    pub quick: bool,
+    /// The full suite: longer rounds, every concurrency level.
+    #[arg(long, conflicts_with = "quick")]
+    pub full: bool,
+    /// List workloads and drivers, then exit.
+    #[arg(long)]
+    pub list: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// A validated run description.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The server, when given.
+    pub url: Option<String>,
+    /// Workloads, in suite order.
+    pub workloads: Vec<Workload>,
+    /// Drivers, in table order.
+    pub drivers: Vec<DriverKind>,
+    /// Per measured round.
+    pub duration: Duration,
+    /// Measured rounds.
+    pub rounds: u32,
+    /// Warm-up per driver per variant.
+    pub warmup: Duration,
+    /// Single-connection task counts.
+    pub concurrency: Vec<usize>,
+    /// Connections of the multi-connection variant (0: none).
+    pub connections: usize,
+    /// Open-loop rate.
+    pub rate: Option<f64>,
+    /// JSON path.
+    pub json: Option<PathBuf>,
+    /// Output directory.
+    pub out: Option<PathBuf>,
+    /// Quick suite.
+    pub quick: bool,
+    /// Show a progress bar.
+    pub progress: bool,
+}
+
+fn seconds(v: Option<f64>, default: f64, what: &str) -> Result<Duration, String> {
+    let s = v.unwrap_or(default);
+    if !(s.is_finite() && s > 0.0 && s <= 86_400.0) {
+        return Err(format!(
+            "--{what} must be a positive number of seconds, got {s}"
+        ));
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+impl Plan {
+    /// Validates `args`; errors name the valid choices.
+    pub fn from_args(args: &Args) -> Result<Plan, String> {
+        let quick = !args.full;
+        let workloads = if args.workloads.is_empty() {
+            Workload::ALL.to_vec()
+        } else {
+            args.workloads
+                .iter()
+                .map(|w| Workload::parse(w.trim()))
+                .collect::<Result<_, _>>()?
+        };
+        let drivers = if args.drivers.is_empty() {
+            DriverKind::ALL.to_vec()
+        } else {
+            args.drivers
+                .iter()
+                .map(|d| DriverKind::parse(d.trim()))
+                .collect::<Result<_, _>>()?
+        };
+        let concurrency = if args.concurrency.is_empty() {
+            if quick {
+                vec![64, 256]
+            } else {
+                vec![1, 16, 64, 256]
+            }
+        } else {
+            args.concurrency.clone()
+        };
+        if concurrency.iter().any(|&c| c == 0 || c > 4096) {
+            return Err("--concurrency values must be between 1 and 4096".into());
+        }
+        let connections = args.connections.unwrap_or(2);
+        if connections > 64 {
+            return Err("--connections must be at most 64".into());
+        }
+        if let Some(r) = args.rate {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(format!(
+                    "--rate must be a positive number of operations/s, got {r}"
+                ));
+            }
+        }
+        let rounds = args.rounds.unwrap_or(if quick { 3 } else { 5 });
+        if rounds == 0 || rounds > 1000 {
+            return Err("--rounds must be between 1 and 1000".into());
+        }
+        Ok(Plan {
+            url: args.url.clone().filter(|u| !u.trim().is_empty()),
+            workloads,
+            drivers,
+            duration: seconds(args.duration, if quick { 2.0 } else { 5.0 }, "duration")?,
+            rounds,
+            warmup: seconds(args.warmup, if quick { 1.0 } else { 3.0 }, "warmup")?,
+            concurrency,
+            connections,
+            rate: args.rate,
+            json: args.json.clone(),
+            out: args.out.clone(),
+            quick,
+            progress: !args.no_progress,
+        })
+    }
+
+    /// The variants `workload` runs.
+    pub fn variants(&self, workload: Workload) -> Vec<Variant> {
+        match workload {
+            Workload::Latency => vec![Variant::single(1)],
+            Workload::Pipeline => {
+                let mut v: Vec<Variant> = self
+                    .concurrency
+                    .iter()
+                    .map(|&c| Variant::single(c))
+                    .collect();
+                if self.connections > 1 {
+                    v.push(Variant {
+                        label: format!("{}conn", self.connections),
+                        connections: self.connections,
+                        tasks_per_conn: 64,
+                    });
+                }
+                v
+            }
+            Workload::Unprepared => {
+                if self.quick {
+                    vec![Variant::single(64)]
+                } else {
+                    self.concurrency
+                        .iter()
+                        .map(|&c| Variant::single(c))
+                        .collect()
+                }
+            }
+            Workload::Rows1Col | Workload::Rows9Col | Workload::Rows60Ts => vec![Variant {
+                label: "50k".into(),
+                connections: 1,
+                tasks_per_conn: 1,
+            }],
+        }
+    }
+}
+
+/// The `--list` text.
+pub fn list_text() -> String {
+    let mut s = String::from("workloads:\n");
+    for w in Workload::ALL {
+        s.push_str(&format!("  {:<12} {}\n", w.name(), w.description()));
+    }
+    s.push_str("drivers:\n");
+    for d in DriverKind::ALL {
+        s.push_str(&format!("  {}\n", d.name()));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(argv: &[&str]) -> Result<Plan, String> {
+        let args =
+            Args::try_parse_from(std::iter::once("pgpipe-bench").chain(argv.iter().copied()))
+                .map_err(|e| e.to_string())?;
+        Plan::from_args(&args)
+    }
+
+    #[test]
+    fn unknown_names_list_the_valid_ones() {
+        let e = plan(&["--workloads", "latency,nope"]).unwrap_err();
+        assert!(e.contains("unknown workload \"nope\""), "{e}");
+        for w in Workload::ALL {
+            assert!(e.contains(w.name()), "{e}");
+        }
+        let e = plan(&["--drivers", "pgpipe,diesel"]).unwrap_err();
+        assert!(e.contains("unknown driver \"diesel\""), "{e}");
+        for d in DriverKind::ALL {
+            assert!(e.contains(d.name()), "{e}");
+        }
+    }
+
+    #[test]
+    fn bad_numbers_are_errors() {
+        assert!(plan(&["--duration", "-1"]).is_err());
+        assert!(plan(&["--rate", "0"]).is_err());
+        assert!(plan(&["--concurrency", "0"]).is_err());
+        assert!(plan(&["--rounds", "x"]).is_err());
+    }
+
+    #[test]
+    fn defaults_are_the_quick_suite() {
+        let p = plan(&[]).unwrap();
+        assert!(p.quick);
+        assert_eq!(p.rounds, 3);
+        assert_eq!(p.workloads, Workload::ALL.to_vec());
+        let labels: Vec<String> = p
+            .variants(Workload::Pipeline)
+            .into_iter()
+            .map(|v| v.label)
+            .collect();
+        assert_eq!(labels, ["64", "256", "2conn"]);
+    }
+}

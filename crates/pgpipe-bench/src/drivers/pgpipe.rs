@@ -1,0 +1,113 @@
+//! The pgpipe adapter: all tasks share one `Client` (pipelined).
+
+use pgpipe::{Client, Decode, Statement, Type};
+
+use crate::catalog::Workload;
+use crate::checks::{self, RowsCheck};
+use crate::error::BenchError;
+use crate::fixtures::{self, TS_COLUMNS};
+
+/// A timestamptz read as microseconds since 2000-01-01 UTC (its binary
+/// form), through pgpipe's public `Decode` trait.
+struct Micros(i64);
+
+impl<'a> Decode<'a> for Micros {
+    fn accepts(ty: &Type) -> bool {
+        ty.oid() == 1184
+    }
+
+    fn decode(_ty: &Type, raw: &'a [u8]) -> Result<Self, pgpipe::types::BoxError> {
+        let b: [u8; 8] = raw.try_into()?;
+        Ok(Micros(i64::from_be_bytes(b)))
+    }
+}
+
+/// A pgpipe connection set up for one workload.
+pub struct Conn {
+    client: Client,
+    stmt: Option<Statement>,
+    workload: Workload,
+}
+
+impl Conn {
+    /// Connects and prepares the workload's statement (none for `unprepared`).
+    pub async fn connect(url: &str, workload: Workload) -> Result<Conn, BenchError> {
+        let client = pgpipe::connect(url).await?;
+        let sql = match workload {
+            Workload::Unprepared => None,
+            Workload::Latency | Workload::Pipeline => Some(fixtures::POINT_SQL.to_string()),
+            Workload::Rows1Col => Some(fixtures::ROWS1_SQL.to_string()),
+            Workload::Rows9Col => Some(fixtures::ROWS9_SQL.to_string()),
+            Workload::Rows60Ts => Some(fixtures::ts60_sql()),
+        };
+        let stmt = match sql {
+            Some(sql) => Some(client.prepare(&sql).await?),
+            None => None,
+        };
+        Ok(Conn {
+            client,
+            stmt,
+            workload,
+        })
+    }
+
+    fn stmt(&self) -> Result<&Statement, BenchError> {
+        self.stmt
+            .as_ref()
+            .ok_or_else(|| BenchError::new("statement not prepared"))
+    }
+
+    /// One checked operation; returns rows read.
+    pub async fn op(&self, key: i32) -> Result<u64, BenchError> {
+        match self.workload {
+            Workload::Latency | Workload::Pipeline => {
+                let row = self.client.query_one(self.stmt()?, (key,)).await?;
+                checks::point(key, row.try_get(0)?, row.try_get(1)?)?;
+                Ok(1)
+            }
+            Workload::Unprepared => {
+                let row = self.client.query_one(fixtures::POINT_SQL, (key,)).await?;
+                checks::point(key, row.try_get(0)?, row.try_get(1)?)?;
+                Ok(1)
+            }
+            Workload::Rows1Col => {
+                let rows = self.client.query(self.stmt()?, ()).await?;
+                let mut check = RowsCheck::default();
+                for row in &rows {
+                    check.id(row.try_get(0)?);
+                }
+                check.finish(true)
+            }
+            Workload::Rows9Col => {
+                let rows = self.client.query(self.stmt()?, ()).await?;
+                let mut check = RowsCheck::default();
+                for row in &rows {
+                    check.row9(
+                        row.try_get(0)?,
+                        row.try_get(1)?,
+                        row.try_get::<&str, _>(2)?,
+                        row.try_get::<&str, _>(3)?,
+                        row.try_get(4)?,
+                        row.try_get(5)?,
+                        row.try_get(6)?,
+                        row.try_get::<&[u8], _>(7)?,
+                        row.try_get(8)?,
+                    )?;
+                }
+                check.finish(true)
+            }
+            Workload::Rows60Ts => {
+                let rows = self.client.query(self.stmt()?, ()).await?;
+                let mut check = RowsCheck::default();
+                let mut ts = [0i64; TS_COLUMNS];
+                for row in &rows {
+                    for (i, t) in ts.iter_mut().enumerate() {
+                        *t = row.try_get::<Micros, _>(i)?.0;
+                    }
+                    check.ts_row(&ts)?;
+                }
+                check.finish(false)
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! The sqlx adapter: one `PgConnection` (default statement cache, so SQL
+//! text is prepared once). sqlx cannot pipeline: concurrent tasks on one
+//! connection take turns through a mutex.
+
+use sqlx::postgres::{PgConnection, PgValueFormat, PgValueRef, Postgres};
+use sqlx::{Connection, Row, ValueRef};
+use tokio::sync::Mutex;
+
+use crate::catalog::Workload;
+use crate::checks::{self, RowsCheck};
+use crate::error::BenchError;
+use crate::fixtures::{self, TS_COLUMNS};
+
+/// A timestamptz read as microseconds since 2000-01-01 UTC (binary form).
+struct Micros(i64);
+
+impl<'r> sqlx::Decode<'r, Postgres> for Micros {
+    fn decode(value: PgValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        if value.format() != PgValueFormat::Binary || value.type_info().to_string() != "TIMESTAMPTZ"
+        {
+            return Err("expected a binary timestamptz".into());
+        }
+        let b: [u8; 8] = value.as_bytes()?.try_into()?;
+        Ok(Micros(i64::from_be_bytes(b)))
+    }
+}
+
+/// A sqlx connection set up for one workload.
+pub struct Conn {
+    conn: Mutex<PgConnection>,
+    sql: String,
+    workload: Workload,
+}
+
+impl Conn {
+    /// Connects; the statement is prepared (and cached) on first use.
+    pub async fn connect(url: &str, workload: Workload) -> Result<Conn, BenchError> {
+        let conn = PgConnection::connect(url).await?;
+        let sql = match workload {
+            Workload::Latency | Workload::Pipeline | Workload::Unprepared => {
+                fixtures::POINT_SQL.to_string()
+            }
+            Workload::Rows1Col => fixtures::ROWS1_SQL.to_string(),
+            Workload::Rows9Col => fixtures::ROWS9_SQL.to_string(),
+            Workload::Rows60Ts => fixtures::ts60_sql(),
+        };
+        Ok(Conn {
+            conn: Mutex::new(conn),
+            sql,
+            workload,
+        })
+    }
+
+    /// One checked operation; returns rows read.
+    pub async fn op(&self, key: i32) -> Result<u64, BenchError> {
+        let mut conn = self.conn.lock().await;
+        match self.workload {
+            Workload::Latency | Workload::Pipeline | Workload::Unprepared => {
+                let row = sqlx::query(&self.sql)
+                    .bind(key)
+                    .fetch_one(&mut *conn)
+                    .await?;
+                checks::point(key, row.try_get(0)?, row.try_get(1)?)?;
+                Ok(1)
+            }
+            Workload::Rows1Col => {
+                let rows = sqlx::query(&self.sql).fetch_all(&mut *conn).await?;
+                let mut check = RowsCheck::default();
+                for row in &rows {
+                    check.id(row.try_get(0)?);
+                }
+                check.finish(true)
+            }
+            Workload::Rows9Col => {
+                let rows = sqlx::query(&self.sql).fetch_all(&mut *conn).await?;
+                let mut check = RowsCheck::default();
+                for row in &rows {
+                    check.row9(
+                        row.try_get(0)?,
+                        row.try_get(1)?,
+                        row.try_get::<&str, _>(2)?,
+                        row.try_get::<&str, _>(3)?,
+                        row.try_get(4)?,
+                        row.try_get(5)?,
+                        row.try_get(6)?,
+                        row.try_get::<&[u8], _>(7)?,
+                        row.try_get(8)?,
+                    )?;
+                }
+                check.finish(true)
+            }
+            Workload::Rows60Ts => {
+                let rows = sqlx::query(&self.sql).fetch_all(&mut *conn).await?;
+                let mut check = RowsCheck::default();
+                let mut ts = [0i64; TS_COLUMNS];
+                for row in &rows {
+                    for (i, t) in ts.iter_mut().enumerate() {
+                        *t = row.try_get_unchecked::<Micros, _>(i)?.0;
+                    }
+                    check.ts_row(&ts)?;
+                }
+                check.finish(false)
+            }
+        }
+    }
+}

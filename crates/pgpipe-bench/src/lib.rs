@@ -1,0 +1,20 @@
+//! pgpipe-bench: pgpipe measured against its peers (tokio-postgres, sqlx,
+//! pgbench) and a `raw` protocol floor. See `docs/benchmarks.md`.
+
+#![warn(missing_docs)]
+
+pub mod alloc;
+pub mod app;
+pub mod catalog;
+pub mod checks;
+pub mod cli;
+pub mod drivers;
+pub mod error;
+pub mod fixtures;
+pub mod histogram;
+pub mod machine;
+pub mod measure;
+pub mod output;
+pub mod results;
+pub mod runner;
+pub mod suite;

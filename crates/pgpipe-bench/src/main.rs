@@ -1,0 +1,91 @@
+//! `pgpipe-bench`: see `--help` and docs/benchmarks.md.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use pgpipe_bench::alloc::CountingAlloc;
+use pgpipe_bench::cli::{self, Args, Plan};
+use pgpipe_bench::{app, output};
+use pgpipe_testkit::{AuthRole, Cluster};
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if args.list {
+        print!("{}", cli::list_text());
+        return ExitCode::SUCCESS;
+    }
+    let plan = match Plan::from_args(&args) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("pgpipe-bench: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    // Without a URL: a throwaway cluster (stopped on drop) and a database in it.
+    let mut cluster = None;
+    let mut database = None;
+    let url = match &plan.url {
+        Some(u) => u.clone(),
+        None => {
+            eprintln!("no --url / DATABASE_URL: starting a throwaway cluster");
+            let c = match Cluster::start() {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("pgpipe-bench: cannot start a cluster: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let db = match c.create_database("bench") {
+                Ok(db) => db,
+                Err(e) => {
+                    eprintln!("pgpipe-bench: cannot create the database: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let url = db.url(AuthRole::Trust);
+            database = Some(db);
+            cluster = Some(c);
+            url
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("pgpipe-bench: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(app::run(&plan, &url, cluster.is_some(), command));
+    drop(runtime);
+    let code = match result {
+        Ok(report) => {
+            println!("{}", output::table::render(&report.results));
+            match app::write_outputs(&plan, &report) {
+                Ok(paths) => {
+                    for p in paths {
+                        println!("wrote {p}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("pgpipe-bench: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("pgpipe-bench: {e}");
+            ExitCode::FAILURE
+        }
+    };
+    drop(database);
+    drop(cluster);
+    code
+}

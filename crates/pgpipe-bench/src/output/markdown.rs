@@ -1,0 +1,57 @@
+//! results.md: the same table in Markdown, with the machine and command.
+
+use std::path::Path;
+
+use crate::error::BenchError;
+use crate::output::table;
+use crate::suite::Report;
+
+/// The Markdown document.
+pub fn render(report: &Report) -> String {
+    let m = &report.machine;
+    let mut s = String::from("# pgpipe-bench results\n\n");
+    s.push_str(&format!("Command: `{}`\n\n", report.command));
+    s.push_str(&format!(
+        "Machine: {} ({} cores, {:.1} GiB), kernel {}; PostgreSQL {}; pgpipe commit {}\n\n",
+        m.cpu_model.as_deref().unwrap_or("?"),
+        m.cores,
+        m.memory_bytes.unwrap_or(0) as f64 / (1u64 << 30) as f64,
+        m.kernel.as_deref().unwrap_or("?"),
+        m.postgres_version.as_deref().unwrap_or("?"),
+        m.git_commit.as_deref().unwrap_or("?"),
+    ));
+    s.push_str(&format!(
+        "Rounds: {} x {:.1} s after {:.1} s warm-up, drivers alternating.\n\n",
+        report.rounds, report.duration_secs, report.warmup_secs
+    ));
+    s.push_str(&format!("| {} |\n", table::HEADERS.join(" | ")));
+    s.push_str(&format!("|{}\n", " --- |".repeat(table::HEADERS.len())));
+    for r in &report.results {
+        s.push_str(&format!("| {} |\n", table::cells(r).join(" | ")));
+    }
+    let notes: Vec<String> = report
+        .results
+        .iter()
+        .filter_map(|r| {
+            r.note
+                .as_ref()
+                .map(|n| format!("- {} {} {}: {n}", r.workload, r.variant, r.driver))
+        })
+        .collect();
+    if !notes.is_empty() {
+        s.push_str("\nNotes:\n\n");
+        s.push_str(&notes.join("\n"));
+        s.push('\n');
+    }
+    s
+}
+
+/// Writes `results.md` and `results.json` into `dir`; returns their paths.
+pub fn write_dir(report: &Report, dir: &Path) -> Result<Vec<String>, BenchError> {
+    std::fs::create_dir_all(dir)?;
+    let md = dir.join("results.md");
+    std::fs::write(&md, render(report))?;
+    let json = dir.join("results.json");
+    crate::output::json::write(report, &json)?;
+    Ok(vec![md.display().to_string(), json.display().to_string()])
+}

@@ -1,0 +1,124 @@
+//! The terminal (and Markdown) table.
+
+use crate::results::{ResultRow, Status};
+
+/// Column headers.
+pub const HEADERS: [&str; 13] = [
+    "workload",
+    "variant",
+    "driver",
+    "ops/s (median)",
+    "min..max",
+    "vs tokio-pg",
+    "vs raw",
+    "p50 us",
+    "p99 us",
+    "p99.9 us",
+    "cpu us/op",
+    "cpu vs tokio-pg",
+    "allocs/op",
+];
+
+fn num(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
+}
+
+fn ratio(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.2}x"))
+}
+
+/// The cells of one row (`-` where nothing was measured; `~` marks a wide
+/// spread between rounds).
+pub fn cells(r: &ResultRow) -> Vec<String> {
+    let ok = r.status == Status::Ok;
+    let ops = if ok {
+        let mark = if r.wide_spread { " ~" } else { "" };
+        format!("{}{mark}", num(r.ops_per_sec, 0))
+    } else {
+        "-".into()
+    };
+    let range = match (r.ops_per_sec_min, r.ops_per_sec_max) {
+        (Some(a), Some(b)) if ok => format!("{a:.0}..{b:.0}"),
+        _ => "-".into(),
+    };
+    vec![
+        r.workload.clone(),
+        r.variant.clone(),
+        r.driver.clone(),
+        ops,
+        range,
+        ratio(r.ratio_vs_tokio_postgres),
+        ratio(r.ratio_vs_raw),
+        num(r.p50_us, 1),
+        num(r.p99_us, 1),
+        num(r.p999_us, 1),
+        num(r.client_cpu_us_per_op, 2),
+        ratio(r.cpu_ratio_vs_tokio_postgres),
+        num(r.allocs_per_op, 1),
+    ]
+}
+
+/// The aligned text table, with notes for `-` rows after it.
+pub fn render(rows: &[ResultRow]) -> String {
+    let body: Vec<Vec<String>> = rows.iter().map(cells).collect();
+    let mut widths: Vec<usize> = HEADERS.iter().map(|h| h.len()).collect();
+    for r in &body {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        cells
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i < 3 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    let mut out = line(&HEADERS.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    out.push('\n');
+    out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
+    out.push('\n');
+    let mut last = String::new();
+    for (r, cells) in rows.iter().zip(&body) {
+        if !last.is_empty() && last != r.workload {
+            out.push('\n');
+        }
+        last = r.workload.clone();
+        out.push_str(&line(cells));
+        out.push('\n');
+    }
+    let notes: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            r.note
+                .as_ref()
+                .map(|n| format!("  {} {} {}: {n}", r.workload, r.variant, r.driver))
+        })
+        .collect();
+    if rows.iter().any(|r| r.wide_spread) {
+        out.push_str("\n~ : the rounds' max/min throughput exceeds 1.2 (noisy)\n");
+    }
+    if !notes.is_empty() {
+        out.push_str("\nnotes:\n");
+        out.push_str(&notes.join("\n"));
+        out.push('\n');
+    }
+    for r in rows.iter().filter(|r| r.spectrum.is_some()) {
+        out.push_str(&format!(
+            "\n{} {} {} latency spectrum (corrected for coordinated omission):\n",
+            r.workload, r.variant, r.driver
+        ));
+        for (q, us) in r.spectrum.iter().flatten() {
+            out.push_str(&format!("  {:>9.5}%  {us:>12.1} us\n", q * 100.0));
+        }
+    }
+    out
+}

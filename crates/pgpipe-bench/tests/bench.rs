@@ -1,0 +1,193 @@
+//! End-to-end checks against a testkit cluster: fixtures, every driver
+//! adapter's results, and the JSON report. Short: no timing assertions.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use pgpipe_bench::catalog::{DriverKind, Variant, Workload};
+use pgpipe_bench::cli::{Args, Plan};
+use pgpipe_bench::drivers::raw::RawConn;
+use pgpipe_bench::drivers::Session;
+use pgpipe_bench::runner::Subject;
+use pgpipe_bench::{app, checks, fixtures, output};
+use pgpipe_testkit::{AuthRole, Cluster, TestDatabase};
+
+/// One fixture database for the whole binary (filling it takes seconds).
+fn database() -> &'static TestDatabase {
+    static DB: OnceLock<TestDatabase> = OnceLock::new();
+    DB.get_or_init(|| {
+        let cluster = Cluster::shared().expect("test cluster");
+        let db = cluster.create_database("bench").expect("database");
+        let url = db.url(AuthRole::Trust);
+        // Outside any runtime of the calling test.
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Runtime::new().expect("runtime");
+            let report = rt.block_on(fixtures::ensure(&url)).expect("fixtures");
+            assert_eq!(
+                report.filled.len(),
+                4,
+                "a new database gets every table filled"
+            );
+        })
+        .join()
+        .expect("fixture thread");
+        db
+    })
+}
+
+fn url() -> String {
+    database().url(AuthRole::Trust)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixtures_are_idempotent() {
+    let url = url();
+    let again = fixtures::ensure(&url).await.expect("ensure again");
+    assert!(again.filled.is_empty(), "{again:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_drivers_return_correct_results() {
+    let url = url();
+    for driver in [
+        DriverKind::Pgpipe,
+        DriverKind::TokioPostgres,
+        DriverKind::Sqlx,
+    ] {
+        for workload in Workload::ALL {
+            let session = Session::connect(driver, &url, workload)
+                .await
+                .unwrap_or_else(|e| panic!("{driver} {workload}: {e}"));
+            let n = if workload.is_point() { 5 } else { 1 };
+            for i in 0..n {
+                let rows = session
+                    .op(checks::key(0, i))
+                    .await
+                    .unwrap_or_else(|e| panic!("{driver} {workload}: {e}"));
+                assert_eq!(rows, workload.rows_per_op(), "{driver} {workload}");
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_driver_returns_correct_results() {
+    let url = url();
+    for workload in Workload::ALL {
+        let mut conn = RawConn::connect(&url, workload)
+            .await
+            .unwrap_or_else(|e| panic!("raw {workload}: {e}"));
+        // Stop already set: sends `outstanding` requests, checks and drains them.
+        let outstanding = if workload.is_point() { 8 } else { 1 };
+        let (done, hist) = conn
+            .drive(0, outstanding, Arc::new(AtomicBool::new(true)))
+            .await
+            .unwrap_or_else(|e| panic!("raw {workload}: {e}"));
+        assert_eq!(done, outstanding as u64);
+        assert_eq!(hist.len(), outstanding as u64);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_answer_is_an_error() {
+    assert!(checks::point(5, 5, 15).is_ok());
+    assert!(checks::point(5, 6, 18).is_err());
+    assert!(checks::point(5, 5, 16).is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgbench_runs_point_selects() {
+    if std::process::Command::new("pgbench")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("pgbench not installed: skipped");
+        return;
+    }
+    let url = url();
+    let variant = Variant::single(4);
+    let subject = Subject::connect(DriverKind::Pgbench, &url, Workload::Pipeline, &variant)
+        .await
+        .expect("pgbench setup");
+    let out = subject
+        .run(4, Duration::from_secs(1), None)
+        .await
+        .expect("pgbench run");
+    assert!(out.ops > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_report_has_the_schema_fields() {
+    use clap::Parser;
+    let url = url();
+    let args = Args::try_parse_from([
+        "pgpipe-bench",
+        "--workloads",
+        "latency,pipeline",
+        "--drivers",
+        "pgpipe,raw,tokio-postgres",
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0.1",
+        "--rounds",
+        "2",
+        "--concurrency",
+        "4",
+        "--connections",
+        "2",
+        "--no-progress",
+    ])
+    .expect("args");
+    let plan = Plan::from_args(&args).expect("plan");
+    let report = app::run(&plan, &url, false, "test".into())
+        .await
+        .expect("run");
+    let text = output::json::to_string(&report).expect("json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("parses");
+    let machine = &v["machine"];
+    for f in [
+        "cpu_model",
+        "cores",
+        "memory_bytes",
+        "kernel",
+        "postgres_version",
+        "git_commit",
+    ] {
+        assert!(machine.get(f).is_some(), "machine.{f} missing: {machine}");
+    }
+    assert!(machine["postgres_version"].is_string());
+    let results = v["results"].as_array().expect("results array");
+    // latency (1) + pipeline (4, 2conn) variants x 3 drivers.
+    assert_eq!(results.len(), 9, "{results:?}");
+    for r in results {
+        for f in [
+            "workload",
+            "variant",
+            "driver",
+            "ops_per_sec",
+            "client_cpu_us_per_op",
+            "p50_us",
+            "p99_us",
+            "p999_us",
+            "rounds",
+            "peak_rss_bytes",
+            "allocs_per_op",
+        ] {
+            assert!(r.get(f).is_some(), "{f} missing in {r}");
+        }
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["rounds"].as_array().map(Vec::len), Some(2));
+        assert!(r["ops_per_sec"].as_f64().unwrap_or(0.0) > 0.0);
+        assert!(r["peak_rss_bytes"].is_null());
+    }
+    let tp = results
+        .iter()
+        .find(|r| r["driver"] == "tokio-postgres")
+        .expect("tokio-postgres row");
+    assert!((tp["ratio_vs_tokio_postgres"].as_f64().unwrap_or(0.0) - 1.0).abs() < 1e-9);
+    let table = output::table::render(&report.results);
+    assert!(table.contains("2conn"));
+}
