@@ -17,11 +17,25 @@ pub enum Workload {
     Rows9Col,
     /// 50k rows of 60 timestamptz columns.
     Rows60Ts,
+    /// Point selects from many tasks through a pool vs dedicated connections.
+    Pool,
 }
 
 impl Workload {
     /// Every implemented workload, in suite order.
-    pub const ALL: [Workload; 6] = [
+    pub const ALL: [Workload; 7] = [
+        Workload::Latency,
+        Workload::Pipeline,
+        Workload::Unprepared,
+        Workload::Rows1Col,
+        Workload::Rows9Col,
+        Workload::Rows60Ts,
+        Workload::Pool,
+    ];
+
+    /// The workloads of the quick suite (no `--workloads`, not `--full`):
+    /// all but `pool`, which adds about a minute.
+    pub const QUICK: [Workload; 6] = [
         Workload::Latency,
         Workload::Pipeline,
         Workload::Unprepared,
@@ -39,6 +53,7 @@ impl Workload {
             Workload::Rows1Col => "rows-1col",
             Workload::Rows9Col => "rows-9col",
             Workload::Rows60Ts => "rows-60ts",
+            Workload::Pool => "pool",
         }
     }
 
@@ -51,6 +66,7 @@ impl Workload {
             Workload::Rows1Col => "read 50k rows of one int4 column, every value decoded",
             Workload::Rows9Col => "read 50k rows of 9 mixed columns, every value decoded",
             Workload::Rows60Ts => "read 50k rows x 60 timestamptz columns, every value decoded",
+            Workload::Pool => "point selects through a pool vs dedicated connections: 64 tasks (dedicated, pool1), 256 tasks over 8 connections (dedicated, shared, checkout)",
         }
     }
 
@@ -58,7 +74,7 @@ impl Workload {
     pub fn is_point(self) -> bool {
         matches!(
             self,
-            Workload::Latency | Workload::Pipeline | Workload::Unprepared
+            Workload::Latency | Workload::Pipeline | Workload::Unprepared | Workload::Pool
         )
     }
 
@@ -104,16 +120,19 @@ pub enum DriverKind {
     Raw,
     /// libpq's pgbench, through a generated script.
     Pgbench,
+    /// deadpool-postgres over tokio-postgres (NoTls): `pool` workload only.
+    DeadpoolPostgres,
 }
 
 impl DriverKind {
     /// Every driver, in table order.
-    pub const ALL: [DriverKind; 5] = [
+    pub const ALL: [DriverKind; 6] = [
         DriverKind::Pgpipe,
         DriverKind::TokioPostgres,
         DriverKind::Sqlx,
         DriverKind::Raw,
         DriverKind::Pgbench,
+        DriverKind::DeadpoolPostgres,
     ];
 
     /// The stable name.
@@ -124,6 +143,7 @@ impl DriverKind {
             DriverKind::Sqlx => "sqlx",
             DriverKind::Raw => "raw",
             DriverKind::Pgbench => "pgbench",
+            DriverKind::DeadpoolPostgres => "deadpool-postgres",
         }
     }
 
@@ -140,11 +160,24 @@ impl DriverKind {
             })
     }
 
-    /// Why this driver cannot run `workload`, or `None` when it can.
-    pub fn unsupported(self, workload: Workload) -> Option<&'static str> {
+    /// Why this driver cannot run `variant` of `workload`, or `None` when
+    /// it can.
+    pub fn unsupported(self, workload: Workload, variant: &Variant) -> Option<&'static str> {
         match (self, workload) {
             (DriverKind::Pgbench, w) if !w.is_point() => {
                 Some("pgbench cannot decode rows client-side")
+            }
+            (DriverKind::DeadpoolPostgres, w) if w != Workload::Pool => {
+                Some("deadpool-postgres runs the pool workload only")
+            }
+            (DriverKind::DeadpoolPostgres, _) if variant.pool == PoolMode::Dedicated => {
+                Some("dedicated connections: no pool")
+            }
+            (DriverKind::TokioPostgres, Workload::Pool) if variant.pool != PoolMode::Dedicated => {
+                Some("no pool of its own: see deadpool-postgres")
+            }
+            (DriverKind::Sqlx | DriverKind::Raw | DriverKind::Pgbench, Workload::Pool) => {
+                Some("not measured in the pool workload")
             }
             _ => None,
         }
@@ -169,8 +202,38 @@ pub struct Variant {
     pub label: String,
     /// Connections opened.
     pub connections: usize,
-    /// Concurrent tasks (requests in flight) per connection.
+    /// Concurrent tasks (requests in flight) per connection; with a pool,
+    /// the tasks are `connections * tasks_per_conn` over the pool.
     pub tasks_per_conn: usize,
+    /// How the tasks reach the connections (`pool` workload; the others
+    /// use `Dedicated`).
+    pub pool: PoolMode,
+}
+
+/// How the tasks of a `pool` variant reach the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolMode {
+    /// No pool: `connections` clients, `tasks_per_conn` tasks share each.
+    Dedicated,
+    /// pgpipe: a `Pool` of `max_size` (`shared` connections in its shared
+    /// lane, or its default) and `pool.query_one(..)` per operation.
+    /// deadpool-postgres: a pool of `connections`, checkout per operation.
+    Shared {
+        /// pgpipe's `pool_max_size`.
+        max_size: usize,
+        /// pgpipe's `pool_shared_connections` (`None`: its default).
+        shared: Option<usize>,
+    },
+    /// pgpipe: a `Pool` of `connections`, `pool.get().await?.query_one(..)`
+    /// per operation. deadpool-postgres: the same as `Shared`.
+    Checkout,
+}
+
+impl Variant {
+    /// Every task of the variant.
+    pub fn total_tasks(&self) -> usize {
+        self.connections.max(1) * self.tasks_per_conn.max(1)
+    }
 }
 
 impl Variant {
@@ -180,6 +243,7 @@ impl Variant {
             label: tasks.to_string(),
             connections: 1,
             tasks_per_conn: tasks,
+            pool: PoolMode::Dedicated,
         }
     }
 }

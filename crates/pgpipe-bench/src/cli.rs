@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::catalog::{DriverKind, Variant, Workload};
+use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
 
 /// pgpipe's benchmark tool: pgpipe against tokio-postgres, sqlx, pgbench
 /// and a raw protocol floor. Without --url (or DATABASE_URL) it starts a
@@ -16,7 +16,8 @@ pub struct Args {
     /// Server to use (fixture tables are created there); default: a throwaway cluster.
     #[arg(long, env = "DATABASE_URL")]
     pub url: Option<String>,
-    /// Workloads to run, comma-separated (default: all).
+    /// Workloads to run, comma-separated (default: all; the quick suite
+    /// leaves out `pool`).
     #[arg(long, value_delimiter = ',')]
     pub workloads: Vec<String>,
     /// Drivers to run, comma-separated (default: all).
@@ -107,7 +108,11 @@ impl Plan {
     pub fn from_args(args: &Args) -> Result<Plan, String> {
         let quick = !args.full;
         let workloads = if args.workloads.is_empty() {
-            Workload::ALL.to_vec()
+            if quick {
+                Workload::QUICK.to_vec()
+            } else {
+                Workload::ALL.to_vec()
+            }
         } else {
             args.workloads
                 .iter()
@@ -149,7 +154,7 @@ impl Plan {
         if rounds == 0 || rounds > 1000 {
             return Err("--rounds must be between 1 and 1000".into());
         }
-        Ok(Plan {
+        let mut plan = Plan {
             url: args.url.clone().filter(|u| !u.trim().is_empty()),
             workloads,
             drivers,
@@ -163,7 +168,20 @@ impl Plan {
             out: args.out.clone(),
             quick,
             progress: !args.no_progress,
-        })
+        };
+        if args.drivers.is_empty() {
+            // By default, only the drivers that can run something planned
+            // (deadpool-postgres: the pool workload; sqlx, raw and pgbench
+            // are not measured there).
+            let runs = |d: DriverKind, p: &Plan| {
+                p.workloads
+                    .iter()
+                    .any(|&w| p.variants(w).iter().any(|v| d.unsupported(w, v).is_none()))
+            };
+            let drivers = plan.drivers.clone();
+            plan.drivers = drivers.into_iter().filter(|&d| runs(d, &plan)).collect();
+        }
+        Ok(plan)
     }
 
     /// The variants `workload` runs.
@@ -181,6 +199,7 @@ impl Plan {
                         label: format!("{}conn", self.connections),
                         connections: self.connections,
                         tasks_per_conn: 64,
+                        pool: PoolMode::Dedicated,
                     });
                 }
                 v
@@ -199,7 +218,39 @@ impl Plan {
                 label: "50k".into(),
                 connections: 1,
                 tasks_per_conn: 1,
+                pool: PoolMode::Dedicated,
             }],
+            Workload::Pool => {
+                let v = |label: &str, connections, tasks_per_conn, pool| Variant {
+                    label: label.into(),
+                    connections,
+                    tasks_per_conn,
+                    pool,
+                };
+                vec![
+                    v("64-dedicated", 1, 64, PoolMode::Dedicated),
+                    v(
+                        "64-pool1",
+                        1,
+                        64,
+                        PoolMode::Shared {
+                            max_size: 2,
+                            shared: Some(1),
+                        },
+                    ),
+                    v("256x8-dedicated", 8, 32, PoolMode::Dedicated),
+                    v(
+                        "256x8",
+                        8,
+                        32,
+                        PoolMode::Shared {
+                            max_size: 8,
+                            shared: None,
+                        },
+                    ),
+                    v("256x8-get", 8, 32, PoolMode::Checkout),
+                ]
+            }
         }
     }
 }
@@ -255,7 +306,35 @@ mod tests {
         let p = plan(&[]).unwrap();
         assert!(p.quick);
         assert_eq!(p.rounds, 3);
-        assert_eq!(p.workloads, Workload::ALL.to_vec());
+        assert_eq!(p.workloads, Workload::QUICK.to_vec());
+        assert!(!p.workloads.contains(&Workload::Pool));
+        assert!(!p.drivers.contains(&DriverKind::DeadpoolPostgres));
+        let pool_only = plan(&["--workloads", "pool"]).unwrap();
+        assert_eq!(
+            pool_only.drivers,
+            [
+                DriverKind::Pgpipe,
+                DriverKind::TokioPostgres,
+                DriverKind::DeadpoolPostgres
+            ]
+        );
+        let full = plan(&["--full"]).unwrap();
+        assert!(full.workloads.contains(&Workload::Pool));
+        let pool: Vec<(String, usize)> = p
+            .variants(Workload::Pool)
+            .into_iter()
+            .map(|v| (v.label.clone(), v.total_tasks()))
+            .collect();
+        assert_eq!(
+            pool,
+            [
+                ("64-dedicated".to_string(), 64),
+                ("64-pool1".to_string(), 64),
+                ("256x8-dedicated".to_string(), 256),
+                ("256x8".to_string(), 256),
+                ("256x8-get".to_string(), 256),
+            ]
+        );
         let labels: Vec<String> = p
             .variants(Workload::Pipeline)
             .into_iter()

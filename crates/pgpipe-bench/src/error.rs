@@ -43,4 +43,5 @@ from_error!(
     std::io::Error => "i/o",
     pgpipe_testkit::TestkitError => "testkit",
     serde_json::Error => "json",
+    deadpool_postgres::PoolError => "deadpool-postgres",
 );

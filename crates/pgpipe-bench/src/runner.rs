@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::catalog::{DriverKind, Variant, Workload};
+use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
 use crate::checks;
 use crate::drivers::pgbench::Pgbench;
 use crate::drivers::raw::RawConn;
@@ -48,6 +48,13 @@ pub enum Subject {
     Raw(Vec<tokio::sync::Mutex<RawConn>>),
     /// pgbench.
     Pgbench(Pgbench),
+    /// A pool (pgpipe's or deadpool-postgres) that `tasks` tasks share.
+    Pooled {
+        /// The pool.
+        session: Arc<Session>,
+        /// Every task of the variant.
+        tasks: usize,
+    },
 }
 
 impl Subject {
@@ -62,6 +69,12 @@ impl Subject {
         let setup = async {
             Ok(match driver {
                 DriverKind::Pgbench => Subject::Pgbench(Pgbench::new(url, workload, variant)?),
+                _ if workload == Workload::Pool && variant.pool != PoolMode::Dedicated => {
+                    Subject::Pooled {
+                        session: Arc::new(Session::connect_pooled(driver, url, variant).await?),
+                        tasks: variant.total_tasks(),
+                    }
+                }
                 DriverKind::Raw => {
                     let mut conns = Vec::with_capacity(n);
                     for _ in 0..n {
@@ -96,6 +109,9 @@ impl Subject {
         let fut = async {
             match self {
                 Subject::Sessions(s) => run_sessions(s, tasks_per_conn, duration, rate).await,
+                Subject::Pooled { session, tasks } => {
+                    run_sessions(std::slice::from_ref(session), *tasks, duration, rate).await
+                }
                 Subject::Raw(conns) => {
                     if rate.is_some() {
                         return Err(BenchError::new("raw has no open-loop mode"));

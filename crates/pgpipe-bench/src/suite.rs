@@ -6,7 +6,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::catalog::{DriverKind, Workload};
+use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
 use crate::cli::Plan;
 use crate::error::BenchError;
 use crate::histogram;
@@ -68,7 +68,7 @@ pub async fn run(plan: &Plan, url: &str) -> Vec<ResultRow> {
                     workload.rows_per_op(),
                 );
                 bar.set_message(format!("{workload} {} {driver}: connecting", variant.label));
-                let subject = if let Some(why) = driver.unsupported(workload) {
+                let subject = if let Some(why) = driver.unsupported(workload, &variant) {
                     row.status = Status::Unsupported;
                     row.note = Some(why.to_string());
                     None
@@ -88,6 +88,8 @@ pub async fn run(plan: &Plan, url: &str) -> Vec<ResultRow> {
                 };
                 if row.status != Status::Ok {
                     // The reason is already in the note.
+                } else if workload == Workload::Pool {
+                    row.note = Some(pool_note(driver, &variant));
                 } else if driver == DriverKind::Sqlx && variant.tasks_per_conn > 1 {
                     row.note = Some("no pipelining: tasks take turns on the connection".into());
                 } else if driver == DriverKind::Raw && workload == Workload::Unprepared {
@@ -155,6 +157,33 @@ pub async fn run(plan: &Plan, url: &str) -> Vec<ResultRow> {
     bar.finish_and_clear();
     results::fill_ratios(&mut rows);
     rows
+}
+
+/// What a `pool` row measured.
+fn pool_note(driver: DriverKind, variant: &Variant) -> String {
+    let tasks = variant.total_tasks();
+    match (driver, variant.pool) {
+        (DriverKind::Pgpipe, PoolMode::Dedicated) => format!(
+            "{} Client(s) x {} tasks, query_one(sql) (statement cache)",
+            variant.connections, variant.tasks_per_conn
+        ),
+        (_, PoolMode::Dedicated) => format!(
+            "{} client(s) x {} tasks, prepared statement",
+            variant.connections, variant.tasks_per_conn
+        ),
+        (DriverKind::Pgpipe, PoolMode::Shared { max_size, shared }) => format!(
+            "Pool max_size {max_size}, shared lane {}, {tasks} tasks: pool.query_one(sql)",
+            shared.map_or("default (max_size/4)".to_string(), |n| n.to_string())
+        ),
+        (DriverKind::Pgpipe, PoolMode::Checkout) => format!(
+            "Pool max_size {}, {tasks} tasks: pool.get() then query_one(sql) per op",
+            variant.connections
+        ),
+        (_, _) => format!(
+            "pool max_size {}, {tasks} tasks: get() + prepare_cached + query_one per op",
+            variant.connections
+        ),
+    }
 }
 
 fn fail(row: &mut ResultRow, subject: &mut Option<Subject>, e: BenchError) {

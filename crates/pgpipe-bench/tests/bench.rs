@@ -72,6 +72,68 @@ async fn session_drivers_return_correct_results() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pool_drivers_return_correct_results() {
+    use pgpipe_bench::catalog::PoolMode;
+    use pgpipe_bench::drivers::pool::{Deadpool, PgpipePool};
+    let url = url();
+    // Every pooled session of every pool variant, through the runner's path.
+    let plan = Plan::from_args(&Args::default()).expect("plan");
+    for variant in plan.variants(Workload::Pool) {
+        for driver in [
+            DriverKind::Pgpipe,
+            DriverKind::DeadpoolPostgres,
+            DriverKind::TokioPostgres,
+        ] {
+            if driver.unsupported(Workload::Pool, &variant).is_some() {
+                continue;
+            }
+            let subject = Subject::connect(driver, &url, Workload::Pool, &variant)
+                .await
+                .unwrap_or_else(|e| panic!("{driver} {}: {e}", variant.label));
+            let pooled = variant.pool != PoolMode::Dedicated;
+            assert_eq!(
+                matches!(subject, Subject::Pooled { .. }),
+                pooled,
+                "{driver} {}",
+                variant.label
+            );
+        }
+    }
+    // The adapters directly: a handful of checked point selects each,
+    // sequential and concurrent.
+    let shared = PgpipePool::connect(&url, 2, Some(1), false)
+        .await
+        .expect("pgpipe pool (shared)");
+    let checkout = PgpipePool::connect(&url, 2, None, true)
+        .await
+        .expect("pgpipe pool (checkout)");
+    let dead = Deadpool::connect(&url, 2).await.expect("deadpool-postgres");
+    for i in 0..5 {
+        let k = checks::key(1, i);
+        assert_eq!(shared.op(k).await.expect("shared op"), 1);
+        assert_eq!(checkout.op(k).await.expect("checkout op"), 1);
+        assert_eq!(dead.op(k).await.expect("deadpool op"), 1);
+    }
+    let keys: Vec<i32> = (0..16).map(|i| checks::key(2, i)).collect();
+    let (shared_ref, checkout_ref, dead_ref) = (&shared, &checkout, &dead);
+    let ops = keys.iter().map(|&k| async move {
+        shared_ref.op(k).await?;
+        checkout_ref.op(k).await?;
+        dead_ref.op(k).await
+    });
+    for r in futures_util::future::join_all(ops).await {
+        assert_eq!(r.expect("concurrent op"), 1);
+    }
+    // A wrong answer is caught: key 0 does not exist (ids start at 1).
+    assert!(shared.op(0).await.is_err());
+    assert!(dead.op(0).await.is_err());
+    // The shared path stayed within its lane and the pool's size.
+    let stats = shared.pool().stats();
+    assert_eq!(stats.acquire_failures, 0, "{stats:?}");
+    assert!(stats.shared <= 1 && stats.size <= 2, "{stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_driver_returns_correct_results() {
     let url = url();
     for workload in Workload::ALL {

@@ -4,11 +4,12 @@
 
 pub mod pgbench;
 pub mod pgpipe;
+pub mod pool;
 pub mod raw;
 pub mod sqlx;
 pub mod tokio_postgres;
 
-use crate::catalog::{DriverKind, Workload};
+use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
 use crate::error::BenchError;
 
 /// One connection of an in-process driver, set up for one workload
@@ -20,6 +21,10 @@ pub enum Session {
     TokioPostgres(tokio_postgres::Conn),
     /// sqlx.
     Sqlx(sqlx::Conn),
+    /// A pgpipe `Pool` (`pool` workload).
+    PgpipePool(pool::PgpipePool),
+    /// deadpool-postgres (`pool` workload).
+    Deadpool(pool::Deadpool),
 }
 
 impl Session {
@@ -43,6 +48,31 @@ impl Session {
         })
     }
 
+    /// A pooled session for a `pool` variant that is not `Dedicated`:
+    /// pgpipe's `Pool` or deadpool-postgres; all the variant's tasks share it.
+    pub async fn connect_pooled(
+        driver: DriverKind,
+        url: &str,
+        variant: &Variant,
+    ) -> Result<Session, BenchError> {
+        Ok(match (driver, variant.pool) {
+            (DriverKind::Pgpipe, PoolMode::Shared { max_size, shared }) => {
+                Session::PgpipePool(pool::PgpipePool::connect(url, max_size, shared, false).await?)
+            }
+            (DriverKind::Pgpipe, PoolMode::Checkout) => Session::PgpipePool(
+                pool::PgpipePool::connect(url, variant.connections, None, true).await?,
+            ),
+            (DriverKind::DeadpoolPostgres, PoolMode::Shared { .. } | PoolMode::Checkout) => {
+                Session::Deadpool(pool::Deadpool::connect(url, variant.connections).await?)
+            }
+            (other, mode) => {
+                return Err(BenchError::new(format!(
+                    "{other} has no pooled session for {mode:?}"
+                )))
+            }
+        })
+    }
+
     /// One operation of the workload (a point select for `key`, or a full
     /// table read), checked; returns the rows read.
     pub async fn op(&self, key: i32) -> Result<u64, BenchError> {
@@ -50,6 +80,8 @@ impl Session {
             Session::Pgpipe(c) => c.op(key).await,
             Session::TokioPostgres(c) => c.op(key).await,
             Session::Sqlx(c) => c.op(key).await,
+            Session::PgpipePool(p) => p.op(key).await,
+            Session::Deadpool(p) => p.op(key).await,
         }
     }
 }

@@ -34,7 +34,7 @@ impl Conn {
     pub async fn connect(url: &str, workload: Workload) -> Result<Conn, BenchError> {
         let client = pgpipe::connect(url).await?;
         let sql = match workload {
-            Workload::Unprepared => None,
+            Workload::Unprepared | Workload::Pool => None,
             Workload::Latency | Workload::Pipeline => Some(fixtures::POINT_SQL.to_string()),
             Workload::Rows1Col => Some(fixtures::ROWS1_SQL.to_string()),
             Workload::Rows9Col => Some(fixtures::ROWS9_SQL.to_string()),
@@ -65,7 +65,7 @@ impl Conn {
                 checks::point(key, row.try_get(0)?, row.try_get(1)?)?;
                 Ok(1)
             }
-            Workload::Unprepared => {
+            Workload::Unprepared | Workload::Pool => {
                 let row = self.client.query_one(fixtures::POINT_SQL, (key,)).await?;
                 checks::point(key, row.try_get(0)?, row.try_get(1)?)?;
                 Ok(1)

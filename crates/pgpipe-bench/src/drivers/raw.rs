@@ -105,7 +105,7 @@ fn encode_request(workload: Workload) -> (Vec<u8>, Option<usize>) {
 
 fn workload_sql(workload: Workload) -> String {
     match workload {
-        Workload::Latency | Workload::Pipeline | Workload::Unprepared => {
+        Workload::Latency | Workload::Pipeline | Workload::Unprepared | Workload::Pool => {
             fixtures::POINT_SQL.to_string()
         }
         Workload::Rows1Col => fixtures::ROWS1_SQL.to_string(),

@@ -37,7 +37,7 @@ impl Conn {
     pub async fn connect(url: &str, workload: Workload) -> Result<Conn, BenchError> {
         let conn = PgConnection::connect(url).await?;
         let sql = match workload {
-            Workload::Latency | Workload::Pipeline | Workload::Unprepared => {
+            Workload::Latency | Workload::Pipeline | Workload::Unprepared | Workload::Pool => {
                 fixtures::POINT_SQL.to_string()
             }
             Workload::Rows1Col => fixtures::ROWS1_SQL.to_string(),
@@ -55,7 +55,7 @@ impl Conn {
     pub async fn op(&self, key: i32) -> Result<u64, BenchError> {
         let mut conn = self.conn.lock().await;
         match self.workload {
-            Workload::Latency | Workload::Pipeline | Workload::Unprepared => {
+            Workload::Latency | Workload::Pipeline | Workload::Unprepared | Workload::Pool => {
                 let row = sqlx::query(&self.sql)
                     .bind(key)
                     .fetch_one(&mut *conn)

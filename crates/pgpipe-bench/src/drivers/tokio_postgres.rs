@@ -43,7 +43,9 @@ impl Conn {
         });
         let sql = match workload {
             Workload::Unprepared => None,
-            Workload::Latency | Workload::Pipeline => Some(fixtures::POINT_SQL.to_string()),
+            Workload::Latency | Workload::Pipeline | Workload::Pool => {
+                Some(fixtures::POINT_SQL.to_string())
+            }
             Workload::Rows1Col => Some(fixtures::ROWS1_SQL.to_string()),
             Workload::Rows9Col => Some(fixtures::ROWS9_SQL.to_string()),
             Workload::Rows60Ts => Some(fixtures::ts60_sql()),
@@ -68,7 +70,7 @@ impl Conn {
     /// One checked operation; returns rows read.
     pub async fn op(&self, key: i32) -> Result<u64, BenchError> {
         match self.workload {
-            Workload::Latency | Workload::Pipeline => {
+            Workload::Latency | Workload::Pipeline | Workload::Pool => {
                 let row = self.client.query_one(self.stmt()?, &[&key]).await?;
                 checks::point(key, row.try_get(0)?, row.try_get(1)?)?;
                 Ok(1)
