@@ -2,20 +2,20 @@
 
 use bytes::{BufMut, BytesMut};
 
-use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type};
+use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
 impl StaticType for bool {
-    const TYPE_OID: Oid = 16;
+    const TYPE: TypeRef = TypeRef::Oid(16);
 }
 
 impl Encode for bool {
-    fn type_oid(&self) -> Oid {
-        16
+    fn type_ref(&self) -> TypeRef {
+        TypeRef::Oid(16)
     }
     fn accepts(&self, ty: &Type) -> bool {
         *ty == Type::BOOL
     }
-    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+    fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_u8(*self as u8);
         Ok(IsNull::No)
     }
@@ -41,8 +41,8 @@ mod tests {
     #[test]
     fn round_trip_and_garbage() {
         let mut buf = BytesMut::new();
-        true.encode(&mut buf).unwrap();
-        false.encode(&mut buf).unwrap();
+        true.encode(&Type::BOOL, &mut buf).unwrap();
+        false.encode(&Type::BOOL, &mut buf).unwrap();
         assert_eq!(&buf[..], &[1, 0]);
         assert!(bool::decode(&Type::BOOL, &[1]).unwrap());
         assert!(bool::decode(&Type::BOOL, &[2]).is_err());

@@ -2,21 +2,21 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type};
+use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
 macro_rules! bytea_encode {
     ($($t:ty),*) => {$(
         impl StaticType for $t {
-            const TYPE_OID: Oid = 17;
+            const TYPE: TypeRef = TypeRef::Oid(17);
         }
         impl Encode for $t {
-            fn type_oid(&self) -> Oid {
-                17
-            }
+            fn type_ref(&self) -> TypeRef {
+        TypeRef::Oid(17)
+    }
             fn accepts(&self, ty: &Type) -> bool {
                 *ty == Type::BYTEA
             }
-            fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+            fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
                 buf.put_slice(self.as_ref());
                 Ok(IsNull::No)
             }
@@ -27,17 +27,17 @@ macro_rules! bytea_encode {
 bytea_encode!([u8], Vec<u8>, Bytes);
 
 impl<const N: usize> StaticType for [u8; N] {
-    const TYPE_OID: Oid = 17;
+    const TYPE: TypeRef = TypeRef::Oid(17);
 }
 
 impl<const N: usize> Encode for [u8; N] {
-    fn type_oid(&self) -> Oid {
-        17
+    fn type_ref(&self) -> TypeRef {
+        TypeRef::Oid(17)
     }
     fn accepts(&self, ty: &Type) -> bool {
         *ty == Type::BYTEA
     }
-    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+    fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_slice(self);
         Ok(IsNull::No)
     }
@@ -69,7 +69,7 @@ mod tests {
     fn all_byte_values_round_trip() {
         let all: Vec<u8> = (0..=255).collect();
         let mut buf = BytesMut::new();
-        all.encode(&mut buf).unwrap();
+        all.encode(&Type::BYTEA, &mut buf).unwrap();
         assert_eq!(Vec::<u8>::decode(&Type::BYTEA, &buf).unwrap(), all);
         assert!(!<Vec<u8> as Decode>::accepts(&Type::TEXT));
     }

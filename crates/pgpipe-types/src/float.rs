@@ -3,37 +3,37 @@
 use bytes::{BufMut, BytesMut};
 
 use crate::error::wrong_length;
-use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type};
+use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
 impl StaticType for f32 {
-    const TYPE_OID: Oid = 700;
+    const TYPE: TypeRef = TypeRef::Oid(700);
 }
 
 impl StaticType for f64 {
-    const TYPE_OID: Oid = 701;
+    const TYPE: TypeRef = TypeRef::Oid(701);
 }
 
 impl Encode for f32 {
-    fn type_oid(&self) -> Oid {
-        700
+    fn type_ref(&self) -> TypeRef {
+        TypeRef::Oid(700)
     }
     fn accepts(&self, ty: &Type) -> bool {
         *ty == Type::FLOAT4
     }
-    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+    fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_f32(*self);
         Ok(IsNull::No)
     }
 }
 
 impl Encode for f64 {
-    fn type_oid(&self) -> Oid {
-        701
+    fn type_ref(&self) -> TypeRef {
+        TypeRef::Oid(701)
     }
     fn accepts(&self, ty: &Type) -> bool {
         *ty == Type::FLOAT8
     }
-    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+    fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_f64(*self);
         Ok(IsNull::No)
     }
@@ -83,14 +83,14 @@ mod tests {
             f64::MIN_POSITIVE,
         ] {
             let mut buf = BytesMut::new();
-            v.encode(&mut buf).unwrap();
+            v.encode(&Type::FLOAT8, &mut buf).unwrap();
             assert_eq!(
                 f64::decode(&Type::FLOAT8, &buf).unwrap().to_bits(),
                 v.to_bits()
             );
         }
         let mut buf = BytesMut::new();
-        f32::NAN.encode(&mut buf).unwrap();
+        f32::NAN.encode(&Type::FLOAT4, &mut buf).unwrap();
         assert!(f64::decode(&Type::FLOAT4, &buf).unwrap().is_nan());
     }
 

@@ -6,22 +6,22 @@
 use bytes::{BufMut, BytesMut};
 
 use crate::error::wrong_length;
-use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type};
+use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
 macro_rules! int_codec {
     ($t:ty, $ty:expr, $oid:literal, [$($accept:expr),*], $put:ident) => {
         impl StaticType for $t {
-            const TYPE_OID: Oid = $oid;
+            const TYPE: TypeRef = TypeRef::Oid($oid);
         }
 
         impl Encode for $t {
-            fn type_oid(&self) -> Oid {
-                $oid
-            }
+            fn type_ref(&self) -> TypeRef {
+        TypeRef::Oid($oid)
+    }
             fn accepts(&self, ty: &Type) -> bool {
                 *ty == $ty
             }
-            fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+            fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
                 buf.$put(*self);
                 Ok(IsNull::No)
             }
@@ -98,7 +98,7 @@ mod tests {
         T: Encode + for<'a> Decode<'a>,
     {
         let mut buf = BytesMut::new();
-        assert_eq!(v.encode(&mut buf).unwrap(), IsNull::No);
+        assert_eq!(v.encode(&ty, &mut buf).unwrap(), IsNull::No);
         T::decode(&ty, &buf).unwrap()
     }
 

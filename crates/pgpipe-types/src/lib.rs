@@ -11,7 +11,7 @@
 //! use bytes::BytesMut;
 //!
 //! let mut buf = BytesMut::new();
-//! 42i32.encode(&mut buf).unwrap();
+//! 42i32.encode(&Type::INT4, &mut buf).unwrap();
 //! assert_eq!(&buf[..], &[0, 0, 0, 42]);
 //! assert_eq!(i32::decode(&Type::INT4, &buf).unwrap(), 42);
 //! assert!(!<i32 as Decode>::accepts(&Type::INT8));
@@ -31,8 +31,8 @@ mod traits;
 mod ty;
 
 pub use error::{BoxError, UnexpectedNull, WrongType};
-pub use params::Params;
+pub use params::{encode_param, Params};
 pub use pgpipe_proto::frontend::IsNull;
 pub use pgpipe_proto::Oid;
-pub use traits::{Decode, Encode, StaticType};
-pub use ty::Type;
+pub use traits::{Decode, Encode, StaticType, TypeRef};
+pub use ty::{Field, Kind, Type};

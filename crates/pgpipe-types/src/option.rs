@@ -2,23 +2,23 @@
 
 use bytes::BytesMut;
 
-use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type};
+use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
 impl<T: Encode + StaticType> Encode for Option<T> {
-    fn type_oid(&self) -> Oid {
-        T::TYPE_OID
+    fn type_ref(&self) -> TypeRef {
+        T::TYPE
     }
     fn accepts(&self, ty: &Type) -> bool {
         match self {
             Some(v) => v.accepts(ty),
             // NULL fits any parameter type, but a typed None should still
             // match its declared type to catch mistakes in the parameter list.
-            None => T::TYPE_OID == ty.oid() || T::TYPE_OID == 0,
+            None => T::TYPE.matches(ty),
         }
     }
-    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+    fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         match self {
-            Some(v) => v.encode(buf),
+            Some(v) => v.encode(ty, buf),
             None => Ok(IsNull::Yes),
         }
     }
@@ -28,7 +28,7 @@ impl<T: Encode + StaticType> Encode for Option<T> {
 }
 
 impl<T: StaticType> StaticType for Option<T> {
-    const TYPE_OID: Oid = T::TYPE_OID;
+    const TYPE: TypeRef = T::TYPE;
 }
 
 impl<'a, T: Decode<'a>> Decode<'a> for Option<T> {
@@ -50,9 +50,9 @@ mod tests {
     #[test]
     fn null_both_ways() {
         let mut buf = BytesMut::new();
-        assert_eq!(None::<i32>.encode(&mut buf).unwrap(), IsNull::Yes);
+        assert_eq!(None::<i32>.encode(&Type::INT4, &mut buf).unwrap(), IsNull::Yes);
         assert!(buf.is_empty());
-        assert_eq!(None::<i32>.type_oid(), 23);
+        assert_eq!(None::<i32>.type_ref(), TypeRef::Oid(23));
         assert_eq!(Option::<i32>::decode_opt(&Type::INT4, None).unwrap(), None);
         assert!(i32::decode_opt(&Type::INT4, None).is_err());
         assert_eq!(

@@ -4,7 +4,7 @@
 use pgpipe_proto::frontend::ParamWriter;
 use pgpipe_proto::EncodeError;
 
-use crate::{Encode, Oid, Type};
+use crate::{Encode, Oid, Type, TypeRef};
 
 /// A list of query parameters.
 ///
@@ -28,15 +28,53 @@ pub trait Params {
         self.len() == 0
     }
 
-    /// Calls `f` with the OID each parameter declares (see [`Encode::type_oid`]).
+    /// Calls `f` with the OID each parameter declares (see
+    /// [`Encode::type_ref`]; 0 for a named type not resolved yet).
     fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R;
+
+    /// Whether any parameter declares its type by name, so the client must
+    /// resolve it (once per connection) before sending.
+    fn has_named_types(&self) -> bool;
+
+    /// The type each parameter declares.
+    fn type_refs(&self) -> Vec<TypeRef>;
 
     /// Checks each value against a prepared statement's parameter types.
     /// On a mismatch returns `(index, Rust type name)`.
     fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)>;
 
     /// Writes every value through the Bind message's parameter writer.
-    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError>;
+    /// `types` are the parameter types when known (a prepared statement's,
+    /// or the resolved [`TypeRef`]s); without them each value is encoded for
+    /// the type its `type_ref` declares.
+    fn encode(&self, types: Option<&[Type]>, writer: &mut ParamWriter<'_>)
+        -> Result<(), EncodeError>;
+}
+
+/// Encodes one value for parameter `index`, as [`Params::encode`] describes.
+pub fn encode_param<E: Encode + ?Sized>(
+    value: &E,
+    index: usize,
+    types: Option<&[Type]>,
+    writer: &mut ParamWriter<'_>,
+) -> Result<(), EncodeError> {
+    match types.and_then(|t| t.get(index)) {
+        Some(ty) => writer.write(|buf| value.encode(ty, buf)),
+        None => {
+            let declared = value.type_ref();
+            if declared.is_named() {
+                return writer.write(|_| {
+                    Err(format!(
+                        "the type {declared:?} of {} was not resolved",
+                        value.rust_type()
+                    )
+                    .into())
+                });
+            }
+            let ty = Type::from_oid(declared.oid());
+            writer.write(|buf| value.encode(&ty, buf))
+        }
+    }
 }
 
 impl<P: Params + ?Sized> Params for &P {
@@ -49,8 +87,18 @@ impl<P: Params + ?Sized> Params for &P {
     fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
         (**self).check_types(types)
     }
-    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
-        (**self).encode(writer)
+    fn has_named_types(&self) -> bool {
+        (**self).has_named_types()
+    }
+    fn type_refs(&self) -> Vec<TypeRef> {
+        (**self).type_refs()
+    }
+    fn encode(
+        &self,
+        types: Option<&[Type]>,
+        writer: &mut ParamWriter<'_>,
+    ) -> Result<(), EncodeError> {
+        (**self).encode(types, writer)
     }
 }
 
@@ -63,9 +111,13 @@ fn check_slice<E: Encode>(values: &[E], types: &[Type]) -> Result<(), (usize, &'
     Ok(())
 }
 
-fn encode_slice<E: Encode>(values: &[E], writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
-    for v in values {
-        writer.write(|buf| v.encode(buf))?;
+fn encode_slice<E: Encode>(
+    values: &[E],
+    types: Option<&[Type]>,
+    writer: &mut ParamWriter<'_>,
+) -> Result<(), EncodeError> {
+    for (i, v) in values.iter().enumerate() {
+        encode_param(v, i, types, writer)?;
     }
     Ok(())
 }
@@ -77,14 +129,24 @@ impl<E: Encode> Params for [E] {
     fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
         // Runtime-built lists are the flexible path; one small allocation
         // for a first-time Parse is acceptable here.
-        let oids: Vec<Oid> = self.iter().map(Encode::type_oid).collect();
+        let oids: Vec<Oid> = self.iter().map(|v| v.type_ref().oid()).collect();
         f(&oids)
     }
     fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
         check_slice(self, types)
     }
-    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
-        encode_slice(self, writer)
+    fn has_named_types(&self) -> bool {
+        self.iter().any(|v| v.type_ref().is_named())
+    }
+    fn type_refs(&self) -> Vec<TypeRef> {
+        self.iter().map(Encode::type_ref).collect()
+    }
+    fn encode(
+        &self,
+        types: Option<&[Type]>,
+        writer: &mut ParamWriter<'_>,
+    ) -> Result<(), EncodeError> {
+        encode_slice(self, types, writer)
     }
 }
 
@@ -98,8 +160,18 @@ impl<E: Encode> Params for Vec<E> {
     fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
         check_slice(self, types)
     }
-    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
-        encode_slice(self, writer)
+    fn has_named_types(&self) -> bool {
+        self.iter().any(|v| v.type_ref().is_named())
+    }
+    fn type_refs(&self) -> Vec<TypeRef> {
+        self.iter().map(Encode::type_ref).collect()
+    }
+    fn encode(
+        &self,
+        types: Option<&[Type]>,
+        writer: &mut ParamWriter<'_>,
+    ) -> Result<(), EncodeError> {
+        encode_slice(self, types, writer)
     }
 }
 
@@ -108,14 +180,24 @@ impl<E: Encode, const N: usize> Params for [E; N] {
         N
     }
     fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
-        let oids: [Oid; N] = std::array::from_fn(|i| self[i].type_oid());
+        let oids: [Oid; N] = std::array::from_fn(|i| self[i].type_ref().oid());
         f(&oids)
     }
     fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
         check_slice(self, types)
     }
-    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
-        encode_slice(self, writer)
+    fn has_named_types(&self) -> bool {
+        self.iter().any(|v| v.type_ref().is_named())
+    }
+    fn type_refs(&self) -> Vec<TypeRef> {
+        self.iter().map(Encode::type_ref).collect()
+    }
+    fn encode(
+        &self,
+        types: Option<&[Type]>,
+        writer: &mut ParamWriter<'_>,
+    ) -> Result<(), EncodeError> {
+        encode_slice(self, types, writer)
     }
 }
 
@@ -127,7 +209,7 @@ macro_rules! tuple_params {
             }
             #[allow(unused_variables)]
             fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
-                let oids: [Oid; $n] = [$(self.$idx.type_oid()),*];
+                let oids: [Oid; $n] = [$(self.$idx.type_ref().oid()),*];
                 f(&oids)
             }
             #[allow(unused_variables)]
@@ -141,9 +223,19 @@ macro_rules! tuple_params {
                 )*
                 Ok(())
             }
+            fn has_named_types(&self) -> bool {
+                false $(|| self.$idx.type_ref().is_named())*
+            }
+            fn type_refs(&self) -> Vec<TypeRef> {
+                vec![$(self.$idx.type_ref()),*]
+            }
             #[allow(unused_variables)]
-            fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
-                $(writer.write(|buf| self.$idx.encode(buf))?;)*
+            fn encode(
+                &self,
+                types: Option<&[Type]>,
+                writer: &mut ParamWriter<'_>,
+            ) -> Result<(), EncodeError> {
+                $(encode_param(&self.$idx, $idx, types, writer)?;)*
                 Ok(())
             }
         }

@@ -3,47 +3,54 @@
 
 use bytes::{BufMut, BytesMut};
 
-use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type};
+use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
 /// Types that a Rust string may be sent as or read from.
 fn is_text(ty: &Type) -> bool {
-    matches!(*ty, Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN)
-        // citext and other extension text types have no fixed OID; they are
-        // recognised by name once the type registry lands.
-        || *ty == Type::XML
-        || *ty == Type::JSON
+    ty.is(&[
+        Type::TEXT,
+        Type::VARCHAR,
+        Type::BPCHAR,
+        Type::NAME,
+        Type::UNKNOWN,
+        Type::XML,
+        Type::JSON,
+    ])
+        // Extension types with a text binary format have no fixed OID; the
+        // client's registry describes them by name.
+        || ty.base().is_named("citext")
 }
 
 impl StaticType for str {
-    const TYPE_OID: Oid = 25;
+    const TYPE: TypeRef = TypeRef::Oid(25);
 }
 
 impl StaticType for String {
-    const TYPE_OID: Oid = 25;
+    const TYPE: TypeRef = TypeRef::Oid(25);
 }
 
 impl Encode for str {
-    fn type_oid(&self) -> Oid {
-        25
+    fn type_ref(&self) -> TypeRef {
+        TypeRef::Oid(25)
     }
     fn accepts(&self, ty: &Type) -> bool {
         is_text(ty)
     }
-    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+    fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_slice(self.as_bytes());
         Ok(IsNull::No)
     }
 }
 
 impl Encode for String {
-    fn type_oid(&self) -> Oid {
-        25
+    fn type_ref(&self) -> TypeRef {
+        TypeRef::Oid(25)
     }
     fn accepts(&self, ty: &Type) -> bool {
         is_text(ty)
     }
-    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-        self.as_str().encode(buf)
+    fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+        self.as_str().encode(ty, buf)
     }
 }
 

@@ -4,22 +4,85 @@ use bytes::BytesMut;
 
 use crate::{BoxError, IsNull, Oid, Type, UnexpectedNull};
 
+/// The PostgreSQL type a Rust value is sent as: a fixed OID for built-in
+/// types, a name for user-defined ones (composites, enums, extension types),
+/// which the client looks up in the server catalog once per connection.
+///
+/// ```
+/// use pgpipe_types::{StaticType, TypeRef};
+///
+/// assert_eq!(<i32 as StaticType>::TYPE, TypeRef::Oid(23));
+/// assert_eq!(<i32 as StaticType>::TYPE.array(), TypeRef::Oid(1007));
+/// assert_eq!(TypeRef::Named("mail.attach").array(), TypeRef::ArrayOf("mail.attach"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TypeRef {
+    /// A type by OID; 0 lets the server infer the type from the statement.
+    Oid(Oid),
+    /// A user-defined type by name, optionally schema-qualified
+    /// (`"mail.attach"`); looked up with `to_regtype`, so the search path
+    /// applies to unqualified names.
+    Named(&'static str),
+    /// The array type of the named type.
+    ArrayOf(&'static str),
+}
+
+impl TypeRef {
+    /// The OID to declare in a Parse message: the OID itself, or 0 for a
+    /// name that has not been resolved.
+    pub const fn oid(self) -> Oid {
+        match self {
+            TypeRef::Oid(oid) => oid,
+            TypeRef::Named(_) | TypeRef::ArrayOf(_) => 0,
+        }
+    }
+
+    /// Whether resolving this reference needs the server catalog.
+    pub const fn is_named(self) -> bool {
+        !matches!(self, TypeRef::Oid(_))
+    }
+
+    /// The array type of this type (`TypeRef::Oid(0)` for a built-in type
+    /// without an array type).
+    pub const fn array(self) -> TypeRef {
+        match self {
+            TypeRef::Oid(oid) => TypeRef::Oid(crate::ty::builtin_array_of(oid)),
+            TypeRef::Named(name) | TypeRef::ArrayOf(name) => TypeRef::ArrayOf(name),
+        }
+    }
+
+    /// Whether `ty` is the type this reference names (domains are looked
+    /// through). A `TypeRef::Oid(0)` matches anything.
+    pub fn matches(self, ty: &Type) -> bool {
+        match self {
+            TypeRef::Oid(0) => true,
+            TypeRef::Oid(oid) => ty.base().oid() == oid || ty.oid() == oid,
+            TypeRef::Named(name) => ty.is_named(name),
+            TypeRef::ArrayOf(name) => ty.element().is_some_and(|e| e.is_named(name)),
+        }
+    }
+}
+
 /// A Rust value that can be sent as a query parameter in binary format.
 ///
 /// `Encode` is object safe so that runtime-built parameter lists can be
 /// `&[&(dyn Encode + Sync)]`.
 pub trait Encode {
-    /// The OID to declare for this parameter when the statement's parameter
-    /// types are not known yet (a first-time Parse). 0 lets the server infer.
-    fn type_oid(&self) -> Oid;
+    /// The type to declare for this parameter when the statement's parameter
+    /// types are not known yet (a first-time Parse).
+    fn type_ref(&self) -> TypeRef;
 
     /// Whether this value can be sent for a parameter of type `ty` (checked
     /// against a prepared statement's parameter types before sending).
     fn accepts(&self, ty: &Type) -> bool;
 
-    /// Appends the binary representation to `buf`, or returns [`IsNull::Yes`]
-    /// having written nothing.
-    fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError>;
+    /// Appends the binary representation to `buf` for a parameter of type
+    /// `ty`, or returns [`IsNull::Yes`] having written nothing.
+    ///
+    /// `ty` is the statement's parameter type when it is known, else the type
+    /// [`Encode::type_ref`] declared (resolved by the client for names); array
+    /// and composite encoders read their element and field types from it.
+    fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError>;
 
     /// The Rust type's name, for error messages.
     fn rust_type(&self) -> &'static str {
@@ -28,10 +91,11 @@ pub trait Encode {
 }
 
 /// Static type information of a Rust type that always maps to one
-/// PostgreSQL type; lets `Option<T>` declare a type even when it is `None`.
+/// PostgreSQL type; lets `Option<T>` declare a type even when it is `None`,
+/// and `Vec<T>` declare its array type even when empty.
 pub trait StaticType {
-    /// The OID this type is sent as.
-    const TYPE_OID: Oid;
+    /// The type this Rust type is sent as.
+    const TYPE: TypeRef;
 }
 
 /// A Rust value that can be read from a column in binary format.
@@ -65,14 +129,14 @@ pub trait Decode<'a>: Sized {
 macro_rules! forward_encode {
     ($($t:ty),*) => {$(
         impl<T: Encode + ?Sized> Encode for $t {
-            fn type_oid(&self) -> Oid {
-                (**self).type_oid()
+            fn type_ref(&self) -> TypeRef {
+                (**self).type_ref()
             }
             fn accepts(&self, ty: &Type) -> bool {
                 (**self).accepts(ty)
             }
-            fn encode(&self, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-                (**self).encode(buf)
+            fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+                (**self).encode(ty, buf)
             }
             fn rust_type(&self) -> &'static str {
                 (**self).rust_type()
@@ -84,5 +148,5 @@ macro_rules! forward_encode {
 forward_encode!(&T, &mut T, Box<T>, std::sync::Arc<T>, std::rc::Rc<T>);
 
 impl<T: StaticType + ?Sized> StaticType for &T {
-    const TYPE_OID: Oid = T::TYPE_OID;
+    const TYPE: TypeRef = T::TYPE;
 }

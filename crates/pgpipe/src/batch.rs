@@ -6,7 +6,7 @@ use std::sync::Arc;
 use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, ParamWriter};
 use pgpipe_proto::EncodeError;
-use pgpipe_types::{Oid, Params, Type};
+use pgpipe_types::{Oid, Params, Type, TypeRef};
 
 use crate::error::ErrorKind;
 use crate::query::{
@@ -20,7 +20,10 @@ trait ErasedParams: Send + Sync {
     fn len(&self) -> usize;
     fn oids(&self) -> Vec<Oid>;
     fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)>;
-    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError>;
+    fn has_named_types(&self) -> bool;
+    fn type_refs(&self) -> Vec<TypeRef>;
+    fn encode(&self, types: Option<&[Type]>, writer: &mut ParamWriter<'_>)
+        -> Result<(), EncodeError>;
 }
 
 impl<P: Params + Send + Sync> ErasedParams for P {
@@ -33,8 +36,18 @@ impl<P: Params + Send + Sync> ErasedParams for P {
     fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
         Params::check_types(self, types)
     }
-    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
-        Params::encode(self, writer)
+    fn has_named_types(&self) -> bool {
+        Params::has_named_types(self)
+    }
+    fn type_refs(&self) -> Vec<TypeRef> {
+        Params::type_refs(self)
+    }
+    fn encode(
+        &self,
+        types: Option<&[Type]>,
+        writer: &mut ParamWriter<'_>,
+    ) -> Result<(), EncodeError> {
+        Params::encode(self, types, writer)
     }
 }
 
@@ -51,8 +64,18 @@ impl Params for Erased<'_> {
     fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
         self.0.check_types(types)
     }
-    fn encode(&self, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
-        self.0.encode(writer)
+    fn has_named_types(&self) -> bool {
+        self.0.has_named_types()
+    }
+    fn type_refs(&self) -> Vec<TypeRef> {
+        self.0.type_refs()
+    }
+    fn encode(
+        &self,
+        types: Option<&[Type]>,
+        writer: &mut ParamWriter<'_>,
+    ) -> Result<(), EncodeError> {
+        self.0.encode(types, writer)
     }
 }
 
@@ -256,7 +279,7 @@ impl<'a> Batch<'a> {
                 },
                 Ok(Message::RowDescription(desc)) => {
                     let cols: Arc<[Column]> =
-                        desc.fields().map(|f| Column::from_field(&f)).collect();
+                        desc.fields().map(|f| Column::from_field(&f, &self.client.shared().types)).collect();
                     if let Some(plan) = plans.get(i) {
                         self.client.learn(plan, None, true, Some(&cols));
                     }

@@ -7,6 +7,7 @@ use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::{Params, Type};
 
 use crate::batch::Batch;
+use crate::from_row::FromRow;
 use crate::error::{DbError, ErrorKind, SqlState};
 use crate::query::{encode_error, read_response, send_query, Plan, StatementRef, ToStatement};
 use crate::row::{Column, Row};
@@ -21,6 +22,16 @@ use std::time::Duration;
 
 struct Inner {
     shared: Arc<Shared>,
+}
+
+/// What running one statement gave besides its rows.
+struct Ran {
+    affected: u64,
+    /// The result's columns as the response described them.
+    columns: Option<Arc<[Column]>>,
+    /// The same columns with user-defined types looked up, when some were
+    /// not known while the rows arrived.
+    described: Option<Arc<[Column]>>,
 }
 
 /// Counters of one connection (see [`Client::stats`]).
@@ -137,9 +148,93 @@ impl Client {
         P: Params,
     {
         let mut rows = Vec::new();
-        self.run(statement.to_statement(), &params, |row| rows.push(row))
+        let ran = self
+            .run(statement.to_statement(), &params, true, |row| rows.push(row))
             .await?;
+        if let Some(columns) = ran.described {
+            for row in &mut rows {
+                row.set_columns(columns.clone());
+            }
+        }
         Ok(rows)
+    }
+
+    /// Runs a statement and reads every row into `T` (a tuple, or a struct
+    /// with `#[derive(FromRow)]`). The result's columns are checked against
+    /// `T` once, before any row is decoded: a missing column, a wrong column
+    /// count or a type `T` cannot hold is one error naming the column, its
+    /// PostgreSQL type and the Rust type.
+    ///
+    /// ```no_run
+    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// let pairs: Vec<(i32, String)> = client
+    ///     .query_as("SELECT id, name FROM users WHERE id < $1", (10i32,))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn query_as<T, S, P>(&self, statement: &S, params: P) -> Result<Vec<T>, Error>
+    where
+        T: FromRow,
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let mut rows = Vec::new();
+        let ran = self
+            .run(statement.to_statement(), &params, true, |row| rows.push(row))
+            .await?;
+        let Some(columns) = ran.described.or(ran.columns) else {
+            return Ok(Vec::new());
+        };
+        let plan = T::check(&columns)?;
+        rows.iter_mut()
+            .map(|row| {
+                row.set_columns(columns.clone());
+                T::decode(row, &plan)
+            })
+            .collect()
+    }
+
+    /// [`query_as`](Self::query_as) for a statement that must return exactly
+    /// one row (see [`query_one`](Self::query_one)).
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn query_one_as<T, S, P>(&self, statement: &S, params: P) -> Result<T, Error>
+    where
+        T: FromRow,
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let mut rows = self.query_as::<T, S, P>(statement, params).await?;
+        match rows.len() {
+            1 => Ok(rows.remove(0)),
+            n => Err(Error::new(
+                ErrorKind::RowCount,
+                format!("query_one_as: expected exactly one row, the query returned {n}"),
+            )),
+        }
+    }
+
+    /// [`query_as`](Self::query_as) for a statement that returns at most one
+    /// row (see [`query_opt`](Self::query_opt)).
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn query_opt_as<T, S, P>(&self, statement: &S, params: P) -> Result<Option<T>, Error>
+    where
+        T: FromRow,
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let mut rows = self.query_as::<T, S, P>(statement, params).await?;
+        match rows.len() {
+            0 => Ok(None),
+            1 => Ok(rows.pop()),
+            n => Err(Error::new(
+                ErrorKind::RowCount,
+                format!("query_opt_as: expected at most one row, the query returned {n}"),
+            )),
+        }
     }
 
     /// Runs a statement and streams its rows as they arrive, in bounded
@@ -234,7 +329,10 @@ impl Client {
         S: ToStatement + ?Sized,
         P: Params,
     {
-        self.run(statement.to_statement(), &params, drop).await
+        Ok(self
+            .run(statement.to_statement(), &params, false, drop)
+            .await?
+            .affected)
     }
 
     /// Sends one statement and reads its response, keeping the statement
@@ -242,12 +340,42 @@ impl Client {
     /// that went stale (0A000 after DDL changed its result type, 26000 after
     /// DISCARD ALL) is forgotten and retried once, but only outside a
     /// transaction block: inside one the transaction is already aborted.
+    ///
+    /// Named parameter types are looked up first; with `describe`, so are
+    /// user-defined column types (after the response is read: the lookup
+    /// runs on this same connection).
     async fn run<P: Params + ?Sized>(
         &self,
         statement: StatementRef<'_>,
         params: &P,
+        describe: bool,
+        on_row: impl FnMut(Row),
+    ) -> Result<Ran, Error> {
+        let ran = if params.has_named_types() && matches!(statement, StatementRef::Sql(_)) {
+            let resolved = self.resolve_params(params).await?;
+            self.run_resolved(statement, &resolved, describe, on_row)
+                .await
+        } else {
+            self.run_resolved(statement, params, describe, on_row).await
+        };
+        if let Err(e) = &ran {
+            // A type we described may have been dropped and recreated.
+            if e.code() == Some(&SqlState::UNDEFINED_OBJECT)
+                || e.code() == Some(&SqlState::DATATYPE_MISMATCH)
+            {
+                self.shared().types.clear();
+            }
+        }
+        ran
+    }
+
+    async fn run_resolved<P: Params + ?Sized>(
+        &self,
+        statement: StatementRef<'_>,
+        params: &P,
+        describe: bool,
         mut on_row: impl FnMut(Row),
-    ) -> Result<u64, Error> {
+    ) -> Result<Ran, Error> {
         let mut retried = false;
         loop {
             let permit = self.shared().permit().await?;
@@ -264,17 +392,28 @@ impl Client {
                     }
                 },
             };
+            let mut described = None;
+            if let (true, Ok(_), Some(columns)) = (describe, &outcome.result, &outcome.columns) {
+                described = self.resolve_columns(columns).await?;
+            }
             let stale = self.learn(
                 &plan,
                 outcome.result.as_ref().err(),
                 outcome.parsed,
-                outcome.columns.as_ref(),
+                described.as_ref().or(outcome.columns.as_ref()),
             );
+            if let (Some(d), Plan::Cached { name, .. }) = (&described, &plan) {
+                self.shared().with_cache(|c| c.set_columns(name, d));
+            }
             if stale && !retried && responses.ended_idle() {
                 retried = true;
                 continue;
             }
-            return outcome.result;
+            return outcome.result.map(|affected| Ran {
+                affected,
+                columns: outcome.columns,
+                described,
+            });
         }
     }
 
@@ -403,7 +542,7 @@ impl Client {
                     params = desc.types().map(Type::from_oid).collect()
                 }
                 Ok(Message::RowDescription(desc)) => {
-                    columns = desc.fields().map(|f| Column::from_field(&f)).collect();
+                    columns = desc.fields().map(|f| Column::from_field(&f, &self.shared().types)).collect();
                 }
                 Ok(Message::ErrorResponse(fields)) => {
                     error.get_or_insert(Error::from_server(&fields));
@@ -416,16 +555,29 @@ impl Client {
                 }
             }
         }
-        match error {
-            Some(e) => Err(self.shared().request_failed(e)),
-            None => Ok(Statement::new(
-                name,
-                sql.to_owned(),
-                params,
-                columns,
-                self.shared(),
-            )),
+        if let Some(e) = error {
+            return Err(self.shared().request_failed(e));
         }
+        // Describe user-defined parameter and column types now, so values
+        // are checked and encoded against their real types.
+        let statement = Statement::new(name, sql.to_owned(), Vec::new(), columns, self.shared());
+        let unknown: Vec<u32> = params
+            .iter()
+            .map(Type::oid)
+            .filter(|&oid| !self.shared().types.knows(oid))
+            .collect();
+        if !unknown.is_empty() {
+            self.describe_types(&unknown).await?;
+        }
+        let params = params
+            .iter()
+            .map(|t| self.shared().types.get(t.oid()))
+            .collect();
+        let columns = match self.resolve_columns(statement.columns()).await? {
+            Some(described) => described,
+            None => statement.shared_columns().clone(),
+        };
+        Ok(statement.with_types(params, columns))
     }
 
     /// Runs SQL text through the simple-query protocol: several statements

@@ -21,15 +21,18 @@
 
 mod batch;
 mod cache;
+mod catalog;
 mod cancel;
 mod client;
 pub mod config;
 mod connect;
 mod connection;
 mod error;
+pub mod from_row;
 pub mod pool;
 mod portal;
 mod query;
+mod registry;
 mod row;
 mod shared;
 mod simple_query;
@@ -48,6 +51,7 @@ pub use config::{
 };
 pub use connect::{connect, connect_with_driver};
 pub use connection::Connection;
+pub use from_row::FromRow;
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};
 pub use pgpipe_proto::backend::TransactionStatus;
 pub use pool::{Pool, PoolConfig, PoolStats, PooledClient, Provider};

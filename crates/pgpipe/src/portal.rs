@@ -59,16 +59,16 @@ impl Client {
         let name = shared.next_portal_name();
         let mut responses = shared
             .send(|enc, buf| {
-                let from = match statement {
+                let (from, types) = match statement {
                     StatementRef::Sql(sql) => {
                         params
                             .with_type_oids(|oids| enc.parse("", sql, oids, buf))
                             .map_err(encode_error)?;
-                        ""
+                        ("", None)
                     }
-                    StatementRef::Prepared(stmt) => stmt.name(),
+                    StatementRef::Prepared(stmt) => (stmt.name(), Some(stmt.params())),
                 };
-                bind_to(enc, &name, from, &params, buf)?;
+                bind_to(enc, &name, from, &params, types, buf)?;
                 enc.describe(Target::Portal, &name, buf)
                     .map_err(encode_error)?;
                 frontend::sync(buf);
@@ -85,7 +85,7 @@ impl Client {
             match Message::parse(tag, body) {
                 Ok(Message::ParseComplete) | Ok(Message::BindComplete) | Ok(Message::NoData) => {}
                 Ok(Message::RowDescription(desc)) => {
-                    columns = desc.fields().map(|f| Column::from_field(&f)).collect();
+                    columns = desc.fields().map(|f| Column::from_field(&f, &shared.types)).collect();
                 }
                 Ok(Message::ErrorResponse(fields)) => {
                     error.get_or_insert(Error::from_server(&fields));

@@ -6,7 +6,7 @@ use bytes::BytesMut;
 use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, Encoder, Target};
 use pgpipe_proto::EncodeError;
-use pgpipe_types::Params;
+use pgpipe_types::{Params, Type};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::cache::StatementCache;
@@ -85,9 +85,10 @@ fn bind<P: Params + ?Sized>(
     enc: &Encoder,
     statement: &str,
     params: &P,
+    types: Option<&[Type]>,
     buf: &mut BytesMut,
 ) -> Result<(), Error> {
-    bind_to(enc, "", statement, params, buf)
+    bind_to(enc, "", statement, params, types, buf)
 }
 
 /// Bind into a named portal; binary parameters and results.
@@ -96,6 +97,7 @@ pub(crate) fn bind_to<P: Params + ?Sized>(
     portal: &str,
     statement: &str,
     params: &P,
+    types: Option<&[Type]>,
     buf: &mut BytesMut,
 ) -> Result<(), Error> {
     enc.bind(
@@ -103,7 +105,7 @@ pub(crate) fn bind_to<P: Params + ?Sized>(
         statement,
         BINARY,
         params.len(),
-        |w| params.encode(w),
+        |w| params.encode(types, w),
         BINARY,
         buf,
     )
@@ -176,7 +178,7 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
     };
     let sql = match statement {
         StatementRef::Prepared(stmt) => {
-            bind(enc, stmt.name(), params, buf)?;
+            bind(enc, stmt.name(), params, Some(stmt.params()), buf)?;
             end(buf)?;
             return Ok(Plan::Prepared(stmt.shared_columns().clone()));
         }
@@ -185,14 +187,14 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
     params.with_type_oids(|oids| {
         if !cache.enabled() {
             enc.parse("", sql, oids, buf).map_err(encode_error)?;
-            bind(enc, "", params, buf)?;
+            bind(enc, "", params, None, buf)?;
             enc.describe(Target::Portal, "", buf)
                 .map_err(encode_error)?;
             end(buf)?;
             return Ok(Plan::Unnamed);
         }
         if let Some(hit) = cache.get(sql, oids) {
-            bind(enc, &hit.name, params, buf)?;
+            bind(enc, &hit.name, params, None, buf)?;
             if hit.columns.is_none() {
                 // An earlier request parsed it but its answer is not in
                 // yet: ask for the columns again.
@@ -215,7 +217,7 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
                     .map_err(encode_error)?;
             }
             enc.parse(&name, sql, oids, buf).map_err(encode_error)?;
-            bind(enc, &name, params, buf)?;
+            bind(enc, &name, params, None, buf)?;
             enc.describe(Target::Portal, "", buf)
                 .map_err(encode_error)?;
             end(buf)
@@ -335,7 +337,7 @@ pub(crate) async fn read_response(
             tag::BIND_COMPLETE => bound = true,
             _ => match Message::parse(tag, body) {
                 Ok(Message::RowDescription(desc)) => {
-                    columns = Some(desc.fields().map(|f| Column::from_field(&f)).collect());
+                    columns = Some(desc.fields().map(|f| Column::from_field(&f, &shared.types)).collect());
                 }
                 Ok(Message::NoData) => columns = Some(Arc::from(Vec::new())),
                 Ok(Message::CommandComplete(cc)) => affected = cc.rows().unwrap_or(0),

@@ -14,6 +14,7 @@ use pgpipe_proto::backend::Field;
 use pgpipe_types::{Decode, Oid, Type, WrongType};
 
 use crate::error::ErrorKind;
+use crate::registry::TypeRegistry;
 use crate::Error;
 
 /// Metadata of one result column.
@@ -27,13 +28,23 @@ pub struct Column {
 }
 
 impl Column {
-    pub(crate) fn from_field(field: &Field<'_>) -> Column {
+    /// A column as described; user-defined types come from the registry
+    /// when it knows them.
+    pub(crate) fn from_field(field: &Field<'_>, types: &TypeRegistry) -> Column {
         Column {
             name: field.name.to_owned(),
-            type_: Type::from_oid(field.type_oid),
+            type_: types.get(field.type_oid),
             table_oid: (field.table_oid != 0).then_some(field.table_oid),
             column_id: (field.column_id != 0).then_some(field.column_id),
             type_modifier: field.type_modifier,
+        }
+    }
+
+    /// The same column with its type described.
+    pub(crate) fn with_type(&self, type_: Type) -> Column {
+        Column {
+            type_,
+            ..self.clone()
         }
     }
 
@@ -132,6 +143,11 @@ impl Row {
             body,
             hint: AtomicU64::new(FIRST_COLUMN),
         }
+    }
+
+    /// Replaces the column list once its user-defined types are described.
+    pub(crate) fn set_columns(&mut self, columns: Arc<[Column]>) {
+        self.columns = columns;
     }
 
     /// The result's columns.

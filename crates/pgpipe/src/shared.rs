@@ -18,6 +18,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::cache::StatementCache;
 use crate::cancel::CancelToken;
 use crate::error::DbError;
+use crate::registry::TypeRegistry;
 use crate::slot::{Responses, Slot};
 use crate::Error;
 
@@ -66,6 +67,8 @@ pub(crate) struct Shared {
     pub(crate) cancel: CancelToken,
     /// The default client-side query timeout.
     pub(crate) query_timeout: Option<Duration>,
+    /// User-defined types looked up on this connection.
+    pub(crate) types: TypeRegistry,
 }
 
 impl Shared {
@@ -101,6 +104,7 @@ impl Shared {
             closed_flag: std::sync::atomic::AtomicBool::new(false),
             cancel,
             query_timeout,
+            types: TypeRegistry::default(),
         }
     }
 

@@ -44,6 +44,15 @@ impl Statement {
         }))
     }
 
+    /// The statement with its types described (only while not yet shared).
+    pub(crate) fn with_types(mut self, params: Vec<Type>, columns: Arc<[Column]>) -> Statement {
+        if let Some(inner) = Arc::get_mut(&mut self.0) {
+            inner.params = params;
+            inner.columns = columns;
+        }
+        self
+    }
+
     /// The server-side name.
     pub fn name(&self) -> &str {
         &self.0.name

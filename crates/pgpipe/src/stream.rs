@@ -104,7 +104,7 @@ impl RowStream {
                 },
                 Ok(Message::RowDescription(desc)) => {
                     let cols: Arc<[Column]> =
-                        desc.fields().map(|f| Column::from_field(&f)).collect();
+                        desc.fields().map(|f| Column::from_field(&f, &self.shared.types)).collect();
                     if let Plan::Cached {
                         name,
                         columns: None,

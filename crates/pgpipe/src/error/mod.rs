@@ -46,6 +46,9 @@ pub enum ErrorKind {
     ParameterCount,
     /// A column index or name does not exist in the row.
     ColumnNotFound,
+    /// The result has a different number of columns than the Rust type
+    /// it is read into takes (see [`FromRow`](crate::FromRow)).
+    ColumnCount,
     /// `query_one` got zero or several rows, `query_opt` got several.
     RowCount,
     /// The API was used in a way that cannot work: a statement on another
