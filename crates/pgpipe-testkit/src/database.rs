@@ -84,9 +84,16 @@ pub(crate) fn create(addr: &Addresses, hint: &str) -> Result<TestDatabase, Testk
         addr: addr.clone(),
     };
     // From here on, a failure drops the database again (db's Drop).
-    // PostgreSQL 15 no longer lets PUBLIC create in schema public.
+    // PostgreSQL 15 no longer lets PUBLIC create in schema public. CREATE
+    // on the database lets every test role create schemas and trusted
+    // extensions (hstore, citext) as an application owner would.
     addr.connect(&name)
-        .and_then(|mut c| c.simple_query("GRANT ALL ON SCHEMA public TO PUBLIC"))
+        .and_then(|mut c| {
+            c.simple_query(&format!(
+                "GRANT ALL ON SCHEMA public TO PUBLIC; GRANT ALL ON DATABASE {} TO PUBLIC",
+                quote_ident(&name)
+            ))
+        })
         .map_err(ctx)?;
     Ok(db)
 }

@@ -160,10 +160,7 @@ impl Client {
             TypeRef::ArrayOf(name) => {
                 let elem = self.register_type(name).await?;
                 let array = elem.array_type().ok_or_else(|| {
-                    Error::new(
-                        ErrorKind::Encode,
-                        format!("type {elem} has no array type"),
-                    )
+                    Error::new(ErrorKind::Encode, format!("type {elem} has no array type"))
                 })?;
                 Ok(self.shared().types.get(array.oid()))
             }
@@ -227,7 +224,11 @@ impl Client {
         let mut raw: HashMap<Oid, RawType> = HashMap::new();
         let mut fields: HashMap<Oid, Vec<(String, Oid)>> = HashMap::new();
         let mut labels: HashMap<Oid, Vec<String>> = HashMap::new();
-        let mut pending: Vec<Oid> = oids.iter().copied().filter(|&o| !registry.knows(o)).collect();
+        let mut pending: Vec<Oid> = oids
+            .iter()
+            .copied()
+            .filter(|&o| !registry.knows(o))
+            .collect();
         pending.sort_unstable();
         pending.dedup();
         let mut rounds = 0;
@@ -329,7 +330,10 @@ impl Client {
         Ok(out)
     }
 
-    async fn fetch_fields(&self, relids: &[Oid]) -> Result<HashMap<Oid, Vec<(String, Oid)>>, Error> {
+    async fn fetch_fields(
+        &self,
+        relids: &[Oid],
+    ) -> Result<HashMap<Oid, Vec<(String, Oid)>>, Error> {
         let mut out: HashMap<Oid, Vec<(String, Oid)>> = HashMap::new();
         if relids.is_empty() {
             return Ok(out);
@@ -348,7 +352,9 @@ impl Client {
             return Ok(out);
         }
         for row in self.catalog_query(LABELS_SQL, oid_list(enums)).await? {
-            out.entry(row.try_get(0)?).or_default().push(row.try_get(1)?);
+            out.entry(row.try_get(0)?)
+                .or_default()
+                .push(row.try_get(1)?);
         }
         Ok(out)
     }
@@ -359,8 +365,7 @@ impl Client {
     async fn catalog_query(&self, sql: &str, param: String) -> Result<Vec<Row>, Error> {
         let shared = self.shared();
         let permit = shared.permit().await?;
-        let (mut responses, plan) =
-            send_query(shared, permit, StatementRef::Sql(sql), &(param,))?;
+        let (mut responses, plan) = send_query(shared, permit, StatementRef::Sql(sql), &(param,))?;
         let mut rows = Vec::new();
         let outcome = read_response(shared, &mut responses, plan.columns(), |r| rows.push(r)).await;
         outcome
@@ -410,7 +415,10 @@ fn build(
     if depth > MAX_DEPTH {
         return Err(Error::new(
             ErrorKind::Decode,
-            format!("type {}.{} nests deeper than {MAX_DEPTH} levels", t.schema, t.name),
+            format!(
+                "type {}.{} nests deeper than {MAX_DEPTH} levels",
+                t.schema, t.name
+            ),
         ));
     }
     let mut sub = |o: Oid| build(o, raw, fields, labels, registry, built, depth + 1);

@@ -7,8 +7,8 @@ use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::{Params, Type};
 
 use crate::batch::Batch;
-use crate::from_row::FromRow;
 use crate::error::{DbError, ErrorKind, SqlState};
+use crate::from_row::FromRow;
 use crate::query::{encode_error, read_response, send_query, Plan, StatementRef, ToStatement};
 use crate::row::{Column, Row};
 use crate::shared::Shared;
@@ -149,7 +149,9 @@ impl Client {
     {
         let mut rows = Vec::new();
         let ran = self
-            .run(statement.to_statement(), &params, true, |row| rows.push(row))
+            .run(statement.to_statement(), &params, true, |row| {
+                rows.push(row)
+            })
             .await?;
         if let Some(columns) = ran.described {
             for row in &mut rows {
@@ -182,7 +184,9 @@ impl Client {
     {
         let mut rows = Vec::new();
         let ran = self
-            .run(statement.to_statement(), &params, true, |row| rows.push(row))
+            .run(statement.to_statement(), &params, true, |row| {
+                rows.push(row)
+            })
             .await?;
         let Some(columns) = ran.described.or(ran.columns) else {
             return Ok(Vec::new());
@@ -349,24 +353,34 @@ impl Client {
         statement: StatementRef<'_>,
         params: &P,
         describe: bool,
-        on_row: impl FnMut(Row),
+        mut on_row: impl FnMut(Row),
     ) -> Result<Ran, Error> {
-        let ran = if params.has_named_types() && matches!(statement, StatementRef::Sql(_)) {
-            let resolved = self.resolve_params(params).await?;
-            self.run_resolved(statement, &resolved, describe, on_row)
-                .await
-        } else {
-            self.run_resolved(statement, params, describe, on_row).await
-        };
-        if let Err(e) = &ran {
-            // A type we described may have been dropped and recreated.
-            if e.code() == Some(&SqlState::UNDEFINED_OBJECT)
-                || e.code() == Some(&SqlState::DATATYPE_MISMATCH)
-            {
-                self.shared().types.clear();
+        let named = params.has_named_types() && matches!(statement, StatementRef::Sql(_));
+        let mut retried = false;
+        loop {
+            let ran = if named {
+                let resolved = self.resolve_params(params).await?;
+                self.run_resolved(statement, &resolved, describe, &mut on_row)
+                    .await
+            } else {
+                self.run_resolved(statement, params, describe, &mut on_row)
+                    .await
+            };
+            match &ran {
+                Err(e) if type_gone(e) => {
+                    // A type we described may have been dropped and
+                    // recreated under a new OID: look it up again, and retry
+                    // once if nothing of the failed attempt can have stuck.
+                    self.shared().types.clear();
+                    if named && !retried && self.transaction_status() == TransactionStatus::Idle {
+                        retried = true;
+                        continue;
+                    }
+                }
+                _ => {}
             }
+            return ran;
         }
-        ran
     }
 
     async fn run_resolved<P: Params + ?Sized>(
@@ -542,7 +556,10 @@ impl Client {
                     params = desc.types().map(Type::from_oid).collect()
                 }
                 Ok(Message::RowDescription(desc)) => {
-                    columns = desc.fields().map(|f| Column::from_field(&f, &self.shared().types)).collect();
+                    columns = desc
+                        .fields()
+                        .map(|f| Column::from_field(&f, &self.shared().types))
+                        .collect();
                 }
                 Ok(Message::ErrorResponse(fields)) => {
                     error.get_or_insert(Error::from_server(&fields));
@@ -689,4 +706,17 @@ impl std::fmt::Debug for Client {
             .field("closed", &self.is_closed())
             .finish()
     }
+}
+
+/// Whether the server rejected a type OID it no longer has (or a value
+/// whose embedded type OID no longer matches): the registry is stale.
+fn type_gone(e: &Error) -> bool {
+    let Some(code) = e.code() else {
+        return false;
+    };
+    *code == SqlState::UNDEFINED_OBJECT
+        || *code == SqlState::DATATYPE_MISMATCH
+        || (*code == SqlState::INTERNAL_ERROR
+            && e.as_db_error()
+                .is_some_and(|db| db.message().starts_with("cache lookup failed for type")))
 }
