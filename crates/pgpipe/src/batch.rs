@@ -8,6 +8,7 @@ use pgpipe_proto::frontend::{self, ParamWriter};
 use pgpipe_proto::EncodeError;
 use pgpipe_types::{Oid, Params, Type, TypeRef};
 
+use crate::catalog::{ParamTypes, Resolved};
 use crate::error::ErrorKind;
 use crate::query::{
     check_prepared, encode_statement, read_response, Plan, StatementRef, ToStatement,
@@ -22,8 +23,11 @@ trait ErasedParams: Send + Sync {
     fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)>;
     fn has_named_types(&self) -> bool;
     fn type_refs(&self) -> Vec<TypeRef>;
-    fn encode(&self, types: Option<&[Type]>, writer: &mut ParamWriter<'_>)
-        -> Result<(), EncodeError>;
+    fn encode(
+        &self,
+        types: Option<&[Type]>,
+        writer: &mut ParamWriter<'_>,
+    ) -> Result<(), EncodeError>;
 }
 
 impl<P: Params + Send + Sync> ErasedParams for P {
@@ -156,6 +160,42 @@ impl<'a> Batch<'a> {
         self.items.is_empty()
     }
 
+    /// Looks up the named parameter types of statements given as SQL text.
+    async fn resolve(&self) -> Result<Vec<Option<ParamTypes>>, Error> {
+        let mut out = Vec::with_capacity(self.items.len());
+        for (i, (statement, params)) in self.items.iter().enumerate() {
+            let erased = Erased(params.as_ref());
+            out.push(
+                if matches!(statement, StatementRef::Sql(_)) && Params::has_named_types(&erased) {
+                    let types = self
+                        .client
+                        .resolve_params(&erased)
+                        .await
+                        .map_err(|e| e.context(statement_label(i, statement)))?;
+                    Some(types)
+                } else {
+                    None
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    /// Describes user-defined column types of the results' rows.
+    async fn describe(&self, results: &mut [BatchResult]) -> Result<(), Error> {
+        for result in results {
+            let Some(first) = result.rows.first() else {
+                continue;
+            };
+            if let Some(columns) = self.client.resolve_columns(first.columns()).await? {
+                for row in &mut result.rows {
+                    row.set_columns(columns.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn check(&self) -> Result<(), Error> {
         for (i, (statement, params)) in self.items.iter().enumerate() {
             if let StatementRef::Prepared(stmt) = statement {
@@ -175,19 +215,28 @@ impl<'a> Batch<'a> {
         buf: &mut bytes::BytesMut,
         cache: &mut crate::cache::StatementCache,
         independent: bool,
+        resolved: &[Option<ParamTypes>],
     ) -> Result<Vec<Plan>, Error> {
         let shared = self.client.shared();
         let mut plans = Vec::with_capacity(self.items.len());
         for (i, (statement, params)) in self.items.iter().enumerate() {
-            match encode_statement(
-                shared,
-                enc,
-                buf,
-                cache,
-                *statement,
-                &Erased(params.as_ref()),
-                independent,
-            ) {
+            let erased = Erased(params.as_ref());
+            let encoded = match resolved.get(i) {
+                Some(Some(types)) => encode_statement(
+                    shared,
+                    enc,
+                    buf,
+                    cache,
+                    *statement,
+                    &Resolved {
+                        params: &erased,
+                        types,
+                    },
+                    independent,
+                ),
+                _ => encode_statement(shared, enc, buf, cache, *statement, &erased, independent),
+            };
+            match encoded {
                 Ok(plan) => plans.push(plan),
                 Err(e) => {
                     forget_new(cache, &plans);
@@ -208,10 +257,11 @@ impl<'a> Batch<'a> {
     /// Cancel safe (see [`Client`]).
     pub async fn run(self) -> Result<Vec<Result<BatchResult, Error>>, Error> {
         self.check()?;
+        let resolved = self.resolve().await?;
         let shared = self.client.shared();
         let permits = shared.permits(self.items.len()).await?;
         let (responses, plans) = shared.send_many(permits, |enc, buf, cache| {
-            self.encode(enc, buf, cache, true)
+            self.encode(enc, buf, cache, true, &resolved)
         })?;
         let mut results = Vec::with_capacity(plans.len());
         for (i, (mut responses, plan)) in responses.into_iter().zip(plans).enumerate() {
@@ -234,6 +284,9 @@ impl<'a> Batch<'a> {
                     .map_err(|e| e.context(statement_label(i, &self.items[i].0))),
             );
         }
+        for result in results.iter_mut().flatten() {
+            self.describe(std::slice::from_mut(result)).await?;
+        }
         Ok(results)
     }
 
@@ -244,10 +297,11 @@ impl<'a> Batch<'a> {
     /// Cancel safe (see [`Client`]).
     pub async fn run_atomic(self) -> Result<Vec<BatchResult>, Error> {
         self.check()?;
+        let resolved = self.resolve().await?;
         let shared = self.client.shared();
         let permit = shared.permit().await?;
         let (mut responses, plans) = shared.send_cached(Some(permit), |enc, buf, cache| {
-            self.encode(enc, buf, cache, false)
+            self.encode(enc, buf, cache, false, &resolved)
         })?;
 
         let mut results: Vec<BatchResult> = Vec::with_capacity(plans.len());
@@ -278,8 +332,10 @@ impl<'a> Batch<'a> {
                     }
                 },
                 Ok(Message::RowDescription(desc)) => {
-                    let cols: Arc<[Column]> =
-                        desc.fields().map(|f| Column::from_field(&f, &self.client.shared().types)).collect();
+                    let cols: Arc<[Column]> = desc
+                        .fields()
+                        .map(|f| Column::from_field(&f, &self.client.shared().types))
+                        .collect();
                     if let Some(plan) = plans.get(i) {
                         self.client.learn(plan, None, true, Some(&cols));
                     }
@@ -308,7 +364,10 @@ impl<'a> Batch<'a> {
             }
         }
         match error {
-            None => Ok(results),
+            None => {
+                self.describe(&mut results).await?;
+                Ok(results)
+            }
             Some((i, e)) => {
                 if let Some(plan) = plans.get(i) {
                     self.client.learn(plan, Some(&e), parsed_current, None);

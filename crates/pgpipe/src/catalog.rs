@@ -64,12 +64,17 @@ impl RawType {
     }
 }
 
-/// Parameters whose named types were looked up: their OIDs for Parse and
-/// their described types for the encoders.
-pub(crate) struct Resolved<'p, P: ?Sized> {
-    params: &'p P,
+/// The looked-up types of a parameter list: OIDs for Parse, described
+/// types for the encoders.
+pub(crate) struct ParamTypes {
     oids: Vec<Oid>,
     types: Vec<Type>,
+}
+
+/// Parameters whose named types were looked up.
+pub(crate) struct Resolved<'p, P: ?Sized> {
+    pub(crate) params: &'p P,
+    pub(crate) types: &'p ParamTypes,
 }
 
 impl<P: Params + ?Sized> Params for Resolved<'_, P> {
@@ -77,13 +82,17 @@ impl<P: Params + ?Sized> Params for Resolved<'_, P> {
         self.params.len()
     }
     fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
-        f(&self.oids)
+        f(&self.types.oids)
     }
     fn has_named_types(&self) -> bool {
         false
     }
     fn type_refs(&self) -> Vec<TypeRef> {
-        self.oids.iter().map(|&oid| TypeRef::Oid(oid)).collect()
+        self.types
+            .oids
+            .iter()
+            .map(|&oid| TypeRef::Oid(oid))
+            .collect()
     }
     fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
         self.params.check_types(types)
@@ -94,7 +103,7 @@ impl<P: Params + ?Sized> Params for Resolved<'_, P> {
         writer: &mut pgpipe_proto::frontend::ParamWriter<'_>,
     ) -> Result<(), pgpipe_proto::EncodeError> {
         self.params
-            .encode(Some(types.unwrap_or(&self.types)), writer)
+            .encode(Some(types.unwrap_or(&self.types.types)), writer)
     }
 }
 
@@ -168,10 +177,10 @@ impl Client {
     }
 
     /// Looks up the named types of a parameter list.
-    pub(crate) async fn resolve_params<'p, P: Params + ?Sized>(
+    pub(crate) async fn resolve_params<P: Params + ?Sized>(
         &self,
-        params: &'p P,
-    ) -> Result<Resolved<'p, P>, Error> {
+        params: &P,
+    ) -> Result<ParamTypes, Error> {
         let refs = params.type_refs();
         let mut types = Vec::with_capacity(refs.len());
         for (i, r) in refs.into_iter().enumerate() {
@@ -181,8 +190,7 @@ impl Client {
                 .map_err(|e| e.context(format!("parameter ${}", i + 1)))?;
             types.push(ty);
         }
-        Ok(Resolved {
-            params,
+        Ok(ParamTypes {
             oids: types.iter().map(Type::oid).collect(),
             types,
         })

@@ -7,6 +7,7 @@ use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::{Params, Type};
 
 use crate::batch::Batch;
+use crate::catalog::Resolved;
 use crate::error::{DbError, ErrorKind, SqlState};
 use crate::from_row::FromRow;
 use crate::query::{encode_error, read_response, send_query, Plan, StatementRef, ToStatement};
@@ -359,7 +360,11 @@ impl Client {
         let mut retried = false;
         loop {
             let ran = if named {
-                let resolved = self.resolve_params(params).await?;
+                let types = self.resolve_params(params).await?;
+                let resolved = Resolved {
+                    params,
+                    types: &types,
+                };
                 self.run_resolved(statement, &resolved, describe, &mut on_row)
                     .await
             } else {

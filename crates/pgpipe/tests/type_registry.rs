@@ -267,3 +267,59 @@ async fn a_prepared_parameter_of_the_wrong_type_is_refused_before_sending() {
     })
     .await
 }
+
+#[tokio::test]
+async fn batches_resolve_named_parameters_and_describe_columns() {
+    common::bounded(async {
+        let db = common::database("registry_batch");
+        let client = common::connect(&db).await;
+        client.batch_execute(SCHEMA).await.unwrap();
+        for atomic in [false, true] {
+            let mut batch = client.batch();
+            batch.add("SELECT $1::text", (Mood("ok"),));
+            batch.add("SELECT 'sad'::mood AS m", ());
+            let results = if atomic {
+                batch.run_atomic().await.unwrap()
+            } else {
+                batch
+                    .run()
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .map(Result::unwrap)
+                    .collect()
+            };
+            assert_eq!(results[0].rows()[0].get::<&str, _>(0), "ok");
+            let ty = results[1].rows()[0].columns()[0].type_().clone();
+            assert!(
+                matches!(ty.kind(), Kind::Enum(labels) if labels.len() == 3),
+                "atomic={atomic}: {ty:?} {:?}",
+                ty.kind()
+            );
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn pools_read_rows_into_types_too() {
+    common::bounded(async {
+        let db = common::database("registry_pool");
+        let pool = pgpipe::Pool::connect(&db.url(pgpipe_testkit::AuthRole::Trust))
+            .await
+            .unwrap();
+        let rows: Vec<(i64, Option<String>)> = pool
+            .query_as("SELECT 1::int8, NULL::text UNION ALL SELECT 2, 'b'", ())
+            .await
+            .unwrap();
+        assert_eq!(rows, [(1, None), (2, Some("b".to_owned()))]);
+        let one: (i64,) = pool.query_one_as("SELECT 5::int8", ()).await.unwrap();
+        assert_eq!(one, (5,));
+        let none: Option<(i64,)> = pool
+            .query_opt_as("SELECT 5::int8 WHERE false", ())
+            .await
+            .unwrap();
+        assert_eq!(none, None);
+    })
+    .await
+}

@@ -14,7 +14,7 @@ use super::lane::Lease;
 use super::stats::PoolStats;
 use crate::config::ConfigError;
 use crate::error::ErrorKind;
-use crate::{Client, Config, Error, Row, ToStatement};
+use crate::{Client, Config, Error, FromRow, Row, ToStatement};
 
 /// A pool of connections to one server. Cheap to clone (clones share the
 /// pool); see the [module documentation](crate::pool) for which method to
@@ -207,6 +207,48 @@ impl Pool {
     {
         let conn = self.shared().await?;
         let result = conn.client().execute(statement, params).await;
+        conn.finish(result.as_ref().err());
+        result
+    }
+
+    /// Like [`query`](Self::query), reading every row into `T` after checking
+    /// the columns once (see [`Client::query_as`]).
+    pub async fn query_as<T, S, P>(&self, statement: &S, params: P) -> Result<Vec<T>, Error>
+    where
+        T: FromRow,
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let conn = self.shared().await?;
+        let result = conn.client().query_as(statement, params).await;
+        conn.finish(result.as_ref().err());
+        result
+    }
+
+    /// Like [`query_as`](Self::query_as) for exactly one row (see
+    /// [`Client::query_one_as`]).
+    pub async fn query_one_as<T, S, P>(&self, statement: &S, params: P) -> Result<T, Error>
+    where
+        T: FromRow,
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let conn = self.shared().await?;
+        let result = conn.client().query_one_as(statement, params).await;
+        conn.finish(result.as_ref().err());
+        result
+    }
+
+    /// Like [`query_as`](Self::query_as) for at most one row (see
+    /// [`Client::query_opt_as`]).
+    pub async fn query_opt_as<T, S, P>(&self, statement: &S, params: P) -> Result<Option<T>, Error>
+    where
+        T: FromRow,
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let conn = self.shared().await?;
+        let result = conn.client().query_opt_as(statement, params).await;
         conn.finish(result.as_ref().err());
         result
     }
