@@ -208,14 +208,21 @@ impl Row {
         let column = &self.columns[i];
         let ty = column.type_();
         if !T::accepts(ty) {
-            return Err(Error::new(
+            let hint = if ty.is_known() {
+                ""
+            } else {
+                " (its type is not described on this connection yet: call \
+                 Client::register_type first, or read it with a non-streaming query)"
+            };
+            let err = Error::new(
                 ErrorKind::Decode,
-                format!("column {} ({:?})", i, column.name),
+                format!("column {} ({:?}){hint}", i, column.name),
             )
             .with_source(WrongType {
                 pg_type: ty.clone(),
                 rust_type: std::any::type_name::<T>(),
-            }));
+            });
+            return Err(err);
         }
         let raw = self.raw(i)?;
         T::decode_opt(ty, raw).map_err(|e| {

@@ -26,6 +26,15 @@ use crate::Error;
 /// Implements [`Stream`]; [`RowStream::next`] is the same without needing
 /// a stream-extension trait.
 ///
+/// # User-defined column types
+///
+/// Rows are handed out as they arrive, so a stream cannot stop to look up a
+/// column type in the catalog. Composite, enum and other user-defined column
+/// types are described when this connection already knows them (from
+/// [`Client::register_type`](crate::Client::register_type) or an earlier
+/// query); otherwise the column carries the bare OID and typed reads of it
+/// are refused with an error that says so.
+///
 /// # Cancel safety
 ///
 /// Dropping the stream before its end is safe: the driver discards the
@@ -103,8 +112,10 @@ impl RowStream {
                     }
                 },
                 Ok(Message::RowDescription(desc)) => {
-                    let cols: Arc<[Column]> =
-                        desc.fields().map(|f| Column::from_field(&f, &self.shared.types)).collect();
+                    let cols: Arc<[Column]> = desc
+                        .fields()
+                        .map(|f| Column::from_field(&f, &self.shared.types))
+                        .collect();
                     if let Plan::Cached {
                         name,
                         columns: None,
