@@ -13,7 +13,7 @@ impl Encode for bool {
         TypeRef::Oid(16)
     }
     fn accepts(&self, ty: &Type) -> bool {
-        *ty == Type::BOOL
+        ty.is(&[Type::BOOL])
     }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_u8(*self as u8);
@@ -23,7 +23,7 @@ impl Encode for bool {
 
 impl<'a> Decode<'a> for bool {
     fn accepts(ty: &Type) -> bool {
-        *ty == Type::BOOL
+        ty.is(&[Type::BOOL])
     }
     fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
         match raw {

@@ -14,7 +14,7 @@ macro_rules! bytea_encode {
         TypeRef::Oid(17)
     }
             fn accepts(&self, ty: &Type) -> bool {
-                *ty == Type::BYTEA
+                ty.is(&[Type::BYTEA])
             }
             fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
                 buf.put_slice(self.as_ref());
@@ -35,7 +35,7 @@ impl<const N: usize> Encode for [u8; N] {
         TypeRef::Oid(17)
     }
     fn accepts(&self, ty: &Type) -> bool {
-        *ty == Type::BYTEA
+        ty.is(&[Type::BYTEA])
     }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_slice(self);
@@ -45,7 +45,7 @@ impl<const N: usize> Encode for [u8; N] {
 
 impl<'a> Decode<'a> for &'a [u8] {
     fn accepts(ty: &Type) -> bool {
-        *ty == Type::BYTEA
+        ty.is(&[Type::BYTEA])
     }
     fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
         Ok(raw)
@@ -54,10 +54,20 @@ impl<'a> Decode<'a> for &'a [u8] {
 
 impl<'a> Decode<'a> for Vec<u8> {
     fn accepts(ty: &Type) -> bool {
-        *ty == Type::BYTEA
+        ty.is(&[Type::BYTEA])
     }
     fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
         Ok(raw.to_vec())
+    }
+}
+
+/// Copies the value out of the row (the row's buffer is not shared).
+impl<'a> Decode<'a> for Bytes {
+    fn accepts(ty: &Type) -> bool {
+        ty.is(&[Type::BYTEA])
+    }
+    fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
+        Ok(Bytes::copy_from_slice(raw))
     }
 }
 
@@ -71,6 +81,7 @@ mod tests {
         let mut buf = BytesMut::new();
         all.encode(&Type::BYTEA, &mut buf).unwrap();
         assert_eq!(Vec::<u8>::decode(&Type::BYTEA, &buf).unwrap(), all);
+        assert_eq!(Bytes::decode(&Type::BYTEA, &buf).unwrap(), all);
         assert!(!<Vec<u8> as Decode>::accepts(&Type::TEXT));
     }
 }

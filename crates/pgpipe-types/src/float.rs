@@ -18,7 +18,7 @@ impl Encode for f32 {
         TypeRef::Oid(700)
     }
     fn accepts(&self, ty: &Type) -> bool {
-        *ty == Type::FLOAT4
+        ty.is(&[Type::FLOAT4])
     }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_f32(*self);
@@ -31,7 +31,7 @@ impl Encode for f64 {
         TypeRef::Oid(701)
     }
     fn accepts(&self, ty: &Type) -> bool {
-        *ty == Type::FLOAT8
+        ty.is(&[Type::FLOAT8])
     }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_f64(*self);
@@ -41,7 +41,7 @@ impl Encode for f64 {
 
 impl<'a> Decode<'a> for f32 {
     fn accepts(ty: &Type) -> bool {
-        *ty == Type::FLOAT4
+        ty.is(&[Type::FLOAT4])
     }
     fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
         let bytes: [u8; 4] = raw
@@ -54,10 +54,10 @@ impl<'a> Decode<'a> for f32 {
 impl<'a> Decode<'a> for f64 {
     // float4 widens to float8 exactly, so accepting it loses nothing.
     fn accepts(ty: &Type) -> bool {
-        *ty == Type::FLOAT8 || *ty == Type::FLOAT4
+        ty.is(&[Type::FLOAT8, Type::FLOAT4])
     }
     fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
-        if *ty == Type::FLOAT4 {
+        if ty.is(&[Type::FLOAT4]) {
             return f32::decode(ty, raw).map(f64::from);
         }
         let bytes: [u8; 8] = raw

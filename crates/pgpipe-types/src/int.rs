@@ -19,7 +19,7 @@ macro_rules! int_codec {
         TypeRef::Oid($oid)
     }
             fn accepts(&self, ty: &Type) -> bool {
-                *ty == $ty
+                ty.is(&[$ty])
             }
             fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
                 buf.$put(*self);
@@ -29,7 +29,7 @@ macro_rules! int_codec {
 
         impl<'a> Decode<'a> for $t {
             fn accepts(ty: &Type) -> bool {
-                $(*ty == $accept)||*
+                ty.is(&[$($accept),*])
             }
             fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
                 decode_int(ty, raw)?
@@ -61,7 +61,7 @@ fn decode_int(ty: &Type, raw: &[u8]) -> Result<i64, BoxError> {
             Err(wrong_length("integer", n, raw.len()))
         }
     };
-    Ok(match ty.oid() {
+    Ok(match ty.base().oid() {
         21 => {
             expect(2)?;
             i16::from_be_bytes([raw[0], raw[1]]) as i64
@@ -115,6 +115,16 @@ mod tests {
         }
         assert_eq!(round_trip(u32::MAX, Type::OID), u32::MAX);
         assert_eq!(round_trip(-5i8, Type::CHAR), -5);
+    }
+
+    #[test]
+    fn domains_read_as_their_base_type() {
+        use crate::Kind;
+        let positive = Type::new(70001, "positive", "public", 0, Kind::Domain(Type::INT4));
+        assert!(<i32 as Decode>::accepts(&positive));
+        assert!(!<i16 as Decode>::accepts(&positive));
+        assert_eq!(i32::decode(&positive, &[0, 0, 0, 9]).unwrap(), 9);
+        assert!(9i32.accepts(&positive));
     }
 
     #[test]

@@ -195,6 +195,10 @@ impl Type {
     /// (recursively), any other type itself. Values of a domain are sent and
     /// read in the base type's format.
     pub fn base(&self) -> &Type {
+        if self.custom.is_none() {
+            // Built-in types and bare OIDs are never domains: the hot path.
+            return self;
+        }
         let mut ty = self;
         while let Kind::Domain(base) = ty.kind() {
             ty = base;
