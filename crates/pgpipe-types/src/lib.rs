@@ -19,20 +19,51 @@
 
 #![warn(missing_docs)]
 
+mod array;
+mod bit;
 mod bool;
 mod bytea;
+mod composite;
+pub mod datetime;
+mod enums;
 mod error;
 mod float;
+mod hstore;
 mod int;
+mod json;
+mod money;
+mod net;
+mod numeric;
 mod option;
 mod params;
+mod range;
 mod text;
 mod traits;
 mod ty;
+#[cfg(feature = "uuid")]
+mod uuid;
 
+pub use array::{Array, ArrayError, Dimension};
+pub use bit::{BitString, BitStringError};
+pub use composite::{
+    composite_fields, missing_field, CompositeField, CompositeReader, CompositeWriter,
+};
+pub use datetime::{
+    Date, Interval, RangeError, Time, TimeTz, Timestamp, TimestampTz, WithInfinity,
+};
+pub use enums::{
+    decode_enum_label, encode_enum_label, enum_accepts, enum_labels, missing_enum_labels,
+    unknown_enum_label,
+};
 pub use error::{BoxError, UnexpectedNull, WrongType};
+#[cfg(feature = "serde_json")]
+pub use json::Json;
+pub use money::Money;
+pub use net::{Cidr, Inet, MacAddr, MacAddr8, NetError};
+pub use numeric::{Numeric, NumericError};
 pub use params::{encode_param, Params};
 pub use pgpipe_proto::frontend::IsNull;
 pub use pgpipe_proto::Oid;
+pub use range::{Multirange, Range};
 pub use traits::{Decode, Encode, StaticType, TypeRef};
 pub use ty::{Field, Kind, Type};

@@ -50,7 +50,10 @@ mod tests {
     #[test]
     fn null_both_ways() {
         let mut buf = BytesMut::new();
-        assert_eq!(None::<i32>.encode(&Type::INT4, &mut buf).unwrap(), IsNull::Yes);
+        assert_eq!(
+            None::<i32>.encode(&Type::INT4, &mut buf).unwrap(),
+            IsNull::Yes
+        );
         assert!(buf.is_empty());
         assert_eq!(None::<i32>.type_ref(), TypeRef::Oid(23));
         assert_eq!(Option::<i32>::decode_opt(&Type::INT4, None).unwrap(), None);

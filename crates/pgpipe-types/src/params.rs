@@ -47,8 +47,11 @@ pub trait Params {
     /// `types` are the parameter types when known (a prepared statement's,
     /// or the resolved [`TypeRef`]s); without them each value is encoded for
     /// the type its `type_ref` declares.
-    fn encode(&self, types: Option<&[Type]>, writer: &mut ParamWriter<'_>)
-        -> Result<(), EncodeError>;
+    fn encode(
+        &self,
+        types: Option<&[Type]>,
+        writer: &mut ParamWriter<'_>,
+    ) -> Result<(), EncodeError>;
 }
 
 /// Encodes one value for parameter `index`, as [`Params::encode`] describes.

@@ -1,5 +1,7 @@
 //! `text`, `varchar`, `bpchar`, `name` (and other types whose binary form is
-//! their UTF-8 text, such as `xml` and `json`, for decoding).
+//! their UTF-8 text, such as `xml`, `json` and `citext`; `jsonb`'s is its
+//! text after a version byte, which is added and stripped here, so a string
+//! passes JSON through unparsed).
 
 use bytes::{BufMut, BytesMut};
 
@@ -15,6 +17,7 @@ fn is_text(ty: &Type) -> bool {
         Type::UNKNOWN,
         Type::XML,
         Type::JSON,
+        Type::JSONB,
     ])
         // Extension types with a text binary format have no fixed OID; the
         // client's registry describes them by name.
@@ -36,7 +39,10 @@ impl Encode for str {
     fn accepts(&self, ty: &Type) -> bool {
         is_text(ty)
     }
-    fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+    fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
+        if crate::json::is_jsonb(ty) {
+            buf.put_u8(crate::json::JSONB_VERSION);
+        }
         buf.put_slice(self.as_bytes());
         Ok(IsNull::No)
     }
@@ -59,6 +65,7 @@ impl<'a> Decode<'a> for &'a str {
         is_text(ty)
     }
     fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
+        let raw = crate::json::json_text(ty, raw)?;
         std::str::from_utf8(raw).map_err(|e| format!("invalid UTF-8 in {ty} value: {e}").into())
     }
 }

@@ -21,8 +21,8 @@
 
 mod batch;
 mod cache;
-mod catalog;
 mod cancel;
+mod catalog;
 mod client;
 pub mod config;
 mod connect;
@@ -51,8 +51,8 @@ pub use config::{
 };
 pub use connect::{connect, connect_with_driver};
 pub use connection::Connection;
-pub use from_row::FromRow;
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};
+pub use from_row::FromRow;
 pub use pgpipe_proto::backend::TransactionStatus;
 pub use pool::{Pool, PoolConfig, PoolStats, PooledClient, Provider};
 pub use portal::Portal;
@@ -66,4 +66,10 @@ pub use stream::RowStream;
 pub mod types {
     pub use pgpipe_types::*;
 }
+#[cfg(feature = "derive")]
+pub use pgpipe_derive::{Composite, Decode, Encode, FromRow, PgEnum};
 pub use pgpipe_types::{Decode, Encode, Params, Type};
+
+#[doc(hidden)]
+#[path = "derive_support.rs"]
+pub mod __private;

@@ -85,7 +85,10 @@ impl Client {
             match Message::parse(tag, body) {
                 Ok(Message::ParseComplete) | Ok(Message::BindComplete) | Ok(Message::NoData) => {}
                 Ok(Message::RowDescription(desc)) => {
-                    columns = desc.fields().map(|f| Column::from_field(&f, &shared.types)).collect();
+                    columns = desc
+                        .fields()
+                        .map(|f| Column::from_field(&f, &shared.types))
+                        .collect();
                 }
                 Ok(Message::ErrorResponse(fields)) => {
                     error.get_or_insert(Error::from_server(&fields));

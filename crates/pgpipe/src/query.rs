@@ -337,7 +337,11 @@ pub(crate) async fn read_response(
             tag::BIND_COMPLETE => bound = true,
             _ => match Message::parse(tag, body) {
                 Ok(Message::RowDescription(desc)) => {
-                    columns = Some(desc.fields().map(|f| Column::from_field(&f, &shared.types)).collect());
+                    columns = Some(
+                        desc.fields()
+                            .map(|f| Column::from_field(&f, &shared.types))
+                            .collect(),
+                    );
                 }
                 Ok(Message::NoData) => columns = Some(Arc::from(Vec::new())),
                 Ok(Message::CommandComplete(cc)) => affected = cc.rows().unwrap_or(0),

@@ -100,7 +100,11 @@ pub(crate) async fn read_simple(
         }
         match Message::parse(tag, body) {
             Ok(Message::RowDescription(desc)) => {
-                columns = Some(desc.fields().map(|f| Column::from_field(&f, &shared.types)).collect());
+                columns = Some(
+                    desc.fields()
+                        .map(|f| Column::from_field(&f, &shared.types))
+                        .collect(),
+                );
             }
             Ok(Message::DataRow(row)) => match &columns {
                 Some(cols) if cols.len() == row.column_count() => {

@@ -19,7 +19,6 @@
 use super::{Builtin, Kind, Type};
 use crate::Oid;
 
-
 builtin_types! {
     /// `bool`
     BOOL = 16, "bool", Kind::Simple, 1000;

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use crate::Oid;
 
-
 /// A PostgreSQL type.
 ///
 /// Built-in types are constants (`Type::INT4`, `Type::TEXT_ARRAY`, ...) and
@@ -104,8 +103,8 @@ macro_rules! builtin_types {
 
 mod builtin;
 
-pub(crate) use builtin::builtin_array_of;
 use builtin::builtin;
+pub(crate) use builtin::builtin_array_of;
 
 impl Type {
     /// The type with this OID. A built-in OID gives the built-in type; any
