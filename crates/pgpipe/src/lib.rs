@@ -73,3 +73,8 @@ pub use pgpipe_types::{Decode, Encode, Params, Type};
 #[doc(hidden)]
 #[path = "derive_support.rs"]
 pub mod __private;
+
+/// The README's examples, compiled as doc tests so that what it shows works.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
