@@ -6,41 +6,10 @@ mod common;
 
 use std::fmt::Debug;
 
+use common::values::{literal, round_trip};
 use common::{bounded, connect, database};
 use pgpipe::types::{Array, Dimension};
 use pgpipe::{Client, Decode, Encode, ErrorKind};
-
-/// Sends `value` as `$1::ty`, reads it back, and checks the server's text
-/// rendering of the parameter.
-async fn round_trip<T>(client: &Client, ty: &str, value: T, text: &str)
-where
-    T: Encode + Sync + for<'a> Decode<'a> + PartialEq + Debug,
-{
-    let row = client
-        .query_one(&format!("SELECT $1::{ty}, $1::{ty}::text"), (&value,))
-        .await
-        .unwrap_or_else(|e| panic!("SELECT $1::{ty} with {value:?}: {e}"));
-    let back: T = row.get(0);
-    assert_eq!(back, value, "{ty} round trip");
-    assert_eq!(
-        row.get::<&str, _>(1),
-        text,
-        "server's rendering of {value:?} as {ty}"
-    );
-}
-
-/// Selects a literal and reads it as `T`.
-async fn literal<T>(client: &Client, sql: &str) -> T
-where
-    T: for<'a> Decode<'a>,
-{
-    let row = client
-        .query_one(&format!("SELECT {sql}"), ())
-        .await
-        .unwrap_or_else(|e| panic!("SELECT {sql}: {e}"));
-    row.try_get::<T, _>(0)
-        .unwrap_or_else(|e| panic!("SELECT {sql} as {}: {e}", std::any::type_name::<T>()))
-}
 
 #[tokio::test]
 async fn integer_arrays_both_ways() {

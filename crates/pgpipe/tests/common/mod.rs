@@ -3,6 +3,8 @@
 //! every test so nothing can hang CI.
 #![allow(dead_code)]
 
+pub mod values;
+
 use std::future::Future;
 use std::time::Duration;
 

@@ -1,0 +1,43 @@
+//! Round trips of single values, shared by the type tests.
+
+use std::fmt::Debug;
+
+use pgpipe::{Client, Decode, Encode};
+
+/// Sends `value` as `$1::ty`, reads it back, and checks the server's text
+/// rendering of the parameter (its output function, through `format`: a
+/// `::text` cast is not always the same, `inet::text` shows the prefix).
+pub async fn round_trip<T>(client: &Client, ty: &str, value: T, text: &str)
+where
+    T: Encode + Sync + for<'a> Decode<'a> + PartialEq + Debug,
+{
+    let row = client
+        .query_one(
+            &format!("SELECT $1::{ty}, format('%s', $1::{ty})"),
+            (&value,),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("SELECT $1::{ty} with {value:?}: {e}"));
+    let back: T = row
+        .try_get(0)
+        .unwrap_or_else(|e| panic!("reading {ty} {value:?} back: {e}"));
+    assert_eq!(back, value, "{ty} round trip");
+    assert_eq!(
+        row.get::<&str, _>(1),
+        text,
+        "server's rendering of {value:?} as {ty}"
+    );
+}
+
+/// Selects a literal and reads it as `T`.
+pub async fn literal<T>(client: &Client, sql: &str) -> T
+where
+    T: for<'a> Decode<'a>,
+{
+    let row = client
+        .query_one(&format!("SELECT {sql}"), ())
+        .await
+        .unwrap_or_else(|e| panic!("SELECT {sql}: {e}"));
+    row.try_get::<T, _>(0)
+        .unwrap_or_else(|e| panic!("SELECT {sql} as {}: {e}", std::any::type_name::<T>()))
+}
