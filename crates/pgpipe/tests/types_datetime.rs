@@ -526,7 +526,7 @@ async fn interval_keeps_months_days_and_micros_apart() {
             .unwrap();
         for v in values {
             let text = v.iso_8601().to_string();
-            round_trip(&client, "interval", v.clone(), &text).await;
+            round_trip(&client, "interval", v, &text).await;
             assert_eq!(
                 literal::<Interval>(&client, &format!("'{text}'::interval")).await,
                 v
@@ -548,7 +548,7 @@ async fn system_time_is_timestamptz() {
             UNIX_EPOCH - Duration::from_micros(5_000_000_000_000_001),
         ] {
             let expected = TimestampTz::try_from(t).unwrap();
-            round_trip(&client, "timestamptz", t.clone(), &expected.to_string()).await;
+            round_trip(&client, "timestamptz", t, &expected.to_string()).await;
         }
         // Nanoseconds are dropped, towards the past.
         let t = UNIX_EPOCH - Duration::from_nanos(1);
@@ -631,7 +631,7 @@ mod with_chrono {
                 NaiveDate::MAX,
             ] {
                 let own = Date::try_from(d).unwrap();
-                round_trip(&client, "date", d.clone(), &own.to_string()).await;
+                round_trip(&client, "date", d, &own.to_string()).await;
                 assert_eq!(
                     literal::<NaiveDate>(&client, &format!("'{own}'::date")).await,
                     d
@@ -646,7 +646,7 @@ mod with_chrono {
                 NaiveTime::from_hms_micro_opt(23, 59, 59, 999_999).unwrap(),
             ] {
                 let own = Time::try_from(t).unwrap();
-                round_trip(&client, "time", t.clone(), &own.to_string()).await;
+                round_trip(&client, "time", t, &own.to_string()).await;
             }
             for dt in [
                 naive(-4713, 11, 24, 0, 0, 0, 0),
@@ -655,15 +655,9 @@ mod with_chrono {
                 naive(2024, 3, 10, 7, 30, 0, 0),
             ] {
                 let own = Timestamp::try_from(dt).unwrap();
-                round_trip(&client, "timestamp", dt.clone(), &own.to_string()).await;
+                round_trip(&client, "timestamp", dt, &own.to_string()).await;
                 let utc = dt.and_utc();
-                round_trip(
-                    &client,
-                    "timestamptz",
-                    utc.clone(),
-                    &own.assume_utc().to_string(),
-                )
-                .await;
+                round_trip(&client, "timestamptz", utc, &own.assume_utc().to_string()).await;
                 let fixed = FixedOffset::east_opt(19_800)
                     .unwrap()
                     .from_utc_datetime(&dt);
@@ -747,30 +741,24 @@ mod with_time {
                 time::Date::MAX,
             ] {
                 let own = Date::try_from(d).unwrap();
-                round_trip(&client, "date", d.clone(), &own.to_string()).await;
+                round_trip(&client, "date", d, &own.to_string()).await;
                 assert_eq!(
                     literal::<time::Date>(&client, &format!("'{own}'::date")).await,
                     d
                 );
             }
             let t = time::Time::from_hms_micro(23, 59, 59, 999_999).unwrap();
-            round_trip(&client, "time", t.clone(), "23:59:59.999999").await;
+            round_trip(&client, "time", t, "23:59:59.999999").await;
             let dt = PrimitiveDateTime::new(
                 time::Date::from_calendar_date(-100, Month::March, 1).unwrap(),
                 time::Time::from_hms_micro(1, 2, 3, 4).unwrap(),
             );
-            round_trip(
-                &client,
-                "timestamp",
-                dt.clone(),
-                "0101-03-01 01:02:03.000004 BC",
-            )
-            .await;
+            round_trip(&client, "timestamp", dt, "0101-03-01 01:02:03.000004 BC").await;
             let odt = dt.assume_offset(UtcOffset::from_hms(-5, 0, 0).unwrap());
             round_trip(
                 &client,
                 "timestamptz",
-                odt.clone(),
+                odt,
                 "0101-03-01 06:02:03.000004+00 BC",
             )
             .await;
