@@ -576,3 +576,35 @@ async fn provider_is_implemented_by_client_and_pool() {
     })
     .await
 }
+
+/// A statement that would queue behind another on the only shared backend
+/// makes the lane open a second one: two callers of a slow statement must
+/// not be serialized on one backend while the lane may still grow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_concurrent_statements_get_two_backends() {
+    bounded(async {
+        let db = database("pool_lane_pair");
+        let pool = Pool::connect_with(
+            config(&db),
+            PoolConfig::new().max_size(4).shared_connections(2),
+        )
+        .await
+        .unwrap();
+        let sql = "SELECT pg_backend_pid() FROM pg_sleep(0.02)";
+        let pair = || async {
+            let (a, b) = tokio::join!(pool.query_one(sql, ()), pool.query_one(sql, ()));
+            (a.unwrap().get::<i32, _>(0), b.unwrap().get::<i32, _>(0))
+        };
+        // Growth happens in the background after the first overlap.
+        for _ in 0..100 {
+            pair().await;
+            if pool.stats().shared == 2 {
+                break;
+            }
+        }
+        assert_eq!(pool.stats().shared, 2, "{:?}", pool.stats());
+        let (a, b) = pair().await;
+        assert_ne!(a, b, "two concurrent statements ran on one backend");
+    })
+    .await
+}

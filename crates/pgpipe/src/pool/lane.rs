@@ -22,8 +22,11 @@ use crate::{Client, Error, TransactionStatus};
 
 /// Statements in flight on the least-loaded lane connection from which the
 /// lane grows. One connection pipelines well, but a backend runs one
-/// statement at a time: two queued means a second backend would help.
-const GROW_AT: usize = 2;
+/// statement at a time: a statement that has to queue behind another is
+/// better served by a second backend while the lane may still grow (with 2
+/// callers of a 400 µs statement, growing only at 2 queued kept both on one
+/// backend and halved throughput in the bench's `ozo` workload).
+const GROW_AT: usize = 1;
 
 pub(crate) struct LaneConn {
     // Field order matters: the connection closes before the slot frees.
