@@ -322,7 +322,7 @@ impl<'a> Batch<'a> {
             match Message::parse(tag, body) {
                 Ok(Message::DataRow(row)) => match &columns {
                     Some(cols) if cols.len() == row.column_count() => {
-                        rows.push(Row::new(cols.clone(), row.buffer().clone()))
+                        rows.push(Row::new(cols.clone(), row.into_buffer()))
                     }
                     _ => {
                         error = Some((

@@ -152,7 +152,7 @@ impl Portal {
             }
             match Message::parse(tag, body) {
                 Ok(Message::DataRow(row)) if row.column_count() == self.columns.len() => {
-                    rows.push(Row::new(self.columns.clone(), row.buffer().clone()));
+                    rows.push(Row::new(self.columns.clone(), row.into_buffer()));
                 }
                 Ok(Message::DataRow(_)) => {
                     error.get_or_insert_with(|| {

@@ -315,7 +315,7 @@ pub(crate) async fn read_response(
                 };
                 match Message::parse(tag, body) {
                     Ok(Message::DataRow(row)) if row.column_count() == cols.len() => {
-                        on_row(Row::new(cols.clone(), row.buffer().clone()))
+                        on_row(Row::new(cols.clone(), row.into_buffer()))
                     }
                     Ok(Message::DataRow(row)) => {
                         error.get_or_insert_with(|| {

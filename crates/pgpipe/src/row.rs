@@ -115,11 +115,12 @@ pub struct Row {
     /// The DataRow body: a 2-byte column count, then per column a 4-byte
     /// length (-1 for NULL) and the value. Validated by the decoder.
     body: Bytes,
-    /// Where the last column read starts: `index << 32 | offset` of its
-    /// length prefix. Reading columns in order (the usual pattern) then
-    /// resumes the walk instead of restarting it, so a wide row costs O(n)
-    /// rather than O(n^2), with no per-row allocation. Relaxed atomics keep
-    /// `Row: Sync`; a stale hint is still a valid starting point.
+    /// Where the column after the last one read starts: `index << 32 |
+    /// offset` of its length prefix. Reading columns in order (the usual
+    /// pattern) then starts right at the wanted column instead of walking
+    /// from the first, so a wide row costs O(n) rather than O(n^2), with no
+    /// per-row allocation. Relaxed atomics keep `Row: Sync`; a stale hint is
+    /// still a valid starting point.
     hint: AtomicU64,
 }
 
@@ -258,16 +259,16 @@ impl Row {
                 .map_err(|_| bad())?;
             let len = i32::from_be_bytes(len_bytes);
             if col == i {
-                self.hint
-                    .store((i as u64) << 32 | pos as u64, Ordering::Relaxed);
-                if len < 0 {
-                    return Ok(None);
-                }
                 let start = pos + 4;
-                return body
-                    .get(start..start + len as usize)
-                    .map(Some)
-                    .ok_or_else(bad);
+                let end = start + len.max(0) as usize;
+                let value = if len < 0 {
+                    None
+                } else {
+                    Some(body.get(start..end).ok_or_else(bad)?)
+                };
+                self.hint
+                    .store(((i + 1) as u64) << 32 | end as u64, Ordering::Relaxed);
+                return Ok(value);
             }
             pos += 4 + len.max(0) as usize;
             col += 1;

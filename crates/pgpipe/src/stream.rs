@@ -104,7 +104,7 @@ impl RowStream {
             match Message::parse(tag, body) {
                 Ok(Message::DataRow(row)) => match &self.columns {
                     Some(cols) if cols.len() == row.column_count() => {
-                        return Poll::Ready(Some(Ok(Row::new(cols.clone(), row.buffer().clone()))));
+                        return Poll::Ready(Some(Ok(Row::new(cols.clone(), row.into_buffer()))));
                     }
                     _ => {
                         self.error =

@@ -56,6 +56,12 @@ impl DataRow {
         &self.body
     }
 
+    /// Takes the whole body (starting with the 2-byte column count), without
+    /// touching its reference count.
+    pub fn into_buffer(self) -> Bytes {
+        self.body
+    }
+
     /// Each column's byte range within [`DataRow::buffer`], `None` for NULL.
     pub fn ranges(&self) -> impl Iterator<Item = Option<Range<usize>>> + '_ {
         let buf: &[u8] = &self.body;
