@@ -11,6 +11,7 @@ use crate::cli::Plan;
 use crate::error::BenchError;
 use crate::histogram;
 use crate::machine::Machine;
+use crate::notes;
 use crate::results::{self, ResultRow, Round, Status};
 use crate::runner::Subject;
 
@@ -88,6 +89,8 @@ pub async fn run(plan: &Plan, url: &str) -> Vec<ResultRow> {
                 };
                 if row.status != Status::Ok {
                     // The reason is already in the note.
+                } else if let Some(n) = notes::shape_note(driver, &variant) {
+                    row.note = Some(n);
                 } else if workload == Workload::Pool {
                     row.note = Some(pool_note(driver, &variant));
                 } else if driver == DriverKind::Sqlx && variant.tasks_per_conn > 1 {
@@ -109,10 +112,16 @@ pub async fn run(plan: &Plan, url: &str) -> Vec<ResultRow> {
             // Warm-up.
             for (driver, subject, row) in subjects.iter_mut() {
                 bar.set_message(format!("{workload} {} {driver}: warm-up", variant.label));
-                if let Some(s) = subject {
-                    if let Err(e) = s.run(variant.tasks_per_conn, plan.warmup, plan.rate).await {
-                        fail(row, subject, e);
-                    }
+                // A stream child is a whole measurement: no warm-up run.
+                let failed = match subject {
+                    Some(s) if workload != Workload::Stream => s
+                        .run(variant.tasks_per_conn, plan.warmup, plan.rate)
+                        .await
+                        .err(),
+                    _ => None,
+                };
+                if let Some(e) = failed {
+                    fail(row, subject, e);
                 }
                 bar.inc(1);
             }

@@ -111,6 +111,9 @@ fn workload_sql(workload: Workload) -> String {
         Workload::Rows1Col => fixtures::ROWS1_SQL.to_string(),
         Workload::Rows9Col => fixtures::ROWS9_SQL.to_string(),
         Workload::Rows60Ts => fixtures::ts60_sql(),
+        Workload::RowsJson => fixtures::JSON_SQL.to_string(),
+        // Not run by raw (see `DriverKind::unsupported`).
+        Workload::Ozo | Workload::Techempower | Workload::Stream => "SELECT 1".to_string(),
     }
 }
 
@@ -270,6 +273,38 @@ impl RawConn {
                 return Err(BenchError::new("raw: server closed the connection"));
             }
         }
+    }
+
+    /// Runs the prepared statement once (binary results) and returns the
+    /// server's answer as wire messages: the RowDescription of a statement
+    /// Describe, and the DataRows plus CommandComplete of the Execute (for
+    /// the replay server).
+    pub async fn capture(&mut self) -> Result<(Vec<u8>, Vec<u8>), BenchError> {
+        let mut m = BytesMut::new();
+        message(&mut m, b'D', |b| {
+            b.put_u8(b'S');
+            put_cstr(b, "s");
+        });
+        m.extend_from_slice(&self.template);
+        self.stream.write_all(&m).await?;
+        let (mut desc, mut rows) = (Vec::new(), Vec::new());
+        loop {
+            let (tag, body) = self.read_message().await?;
+            let out = match tag {
+                b'T' => &mut desc,
+                b'D' | b'C' => &mut rows,
+                b'E' => return Err(BenchError::new(format!("raw: {}", error_text(&body)))),
+                b'Z' => break,
+                _ => continue,
+            };
+            out.push(tag);
+            out.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+            out.extend_from_slice(&body);
+        }
+        if desc.is_empty() || rows.is_empty() {
+            return Err(BenchError::new("raw: the capture returned no rows"));
+        }
+        Ok((desc, rows))
     }
 
     fn push_request(&mut self, key: i32) {
