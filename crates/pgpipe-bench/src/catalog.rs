@@ -222,8 +222,10 @@ impl DriverKind {
             (D::Sqlx | D::Raw | D::Pgbench, Workload::Pool | Workload::Ozo) => {
                 Some("not measured in this workload")
             }
-            (D::Raw, Workload::Techempower) => {
-                Some("not implemented for raw yet (multi-statement operations)")
+            (D::Raw, Workload::Techempower)
+                if variant.shape == Shape::Te(crate::shape::TeCase::Updates) =>
+            {
+                Some("raw cannot express read-then-update (two dependent phases)")
             }
             (D::Raw, Workload::Stream) => Some("raw has no streaming API to measure"),
             _ => None,

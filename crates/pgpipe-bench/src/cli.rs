@@ -65,6 +65,9 @@ pub struct Args {
     /// answering with a captured response). Default: real (quick), real,replay (full).
     #[arg(long, value_delimiter = ',')]
     pub server: Vec<String>,
+    /// Only these variants (labels, comma-separated, e.g. `reuse,pool`).
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
     /// Internal: stream rows with this driver and print one JSON line (the
     /// `stream` workload runs each driver in a child process).
     #[arg(long, hide = true)]
@@ -109,6 +112,8 @@ pub struct Plan {
     pub replay_server: bool,
     /// Rows of the `stream` workload.
     pub stream_rows: u64,
+    /// `--variants`: only these labels (empty: all).
+    pub variant_filter: Vec<String>,
 }
 
 fn seconds(v: Option<f64>, default: f64, what: &str) -> Result<Duration, String> {
@@ -211,7 +216,24 @@ impl Plan {
             real_server,
             replay_server,
             stream_rows,
+            variant_filter: Vec::new(),
         };
+        let known: Vec<String> = plan
+            .workloads
+            .iter()
+            .flat_map(|&w| plan.all_variants(w))
+            .map(|v| v.label)
+            .collect();
+        for label in &args.variants {
+            let label = label.trim().to_string();
+            if !known.contains(&label) {
+                return Err(format!(
+                    "unknown variant {label:?} for these workloads; valid variants: {}",
+                    known.join(", ")
+                ));
+            }
+            plan.variant_filter.push(label);
+        }
         if args.drivers.is_empty() {
             // By default, only the drivers that can run something planned
             // (deadpool-postgres: the pool workload; sqlx, raw and pgbench
@@ -298,6 +320,15 @@ mod tests {
             .collect();
         assert_eq!(rows, ["50k", "replay"]);
         assert!(plan(&["--server", "fake"]).is_err());
+        let some = plan(&["--workloads", "ozo", "--variants", "reuse,pool"]).unwrap();
+        let labels: Vec<String> = some
+            .variants(Workload::Ozo)
+            .into_iter()
+            .map(|v| v.label)
+            .collect();
+        assert_eq!(labels, ["reuse", "pool"]);
+        let e = plan(&["--workloads", "ozo", "--variants", "nope"]).unwrap_err();
+        assert!(e.contains("complex-raw-1"), "{e}");
         let ozo: Vec<String> = plan(&["--full"])
             .unwrap()
             .variants(Workload::Ozo)

@@ -13,7 +13,7 @@ use crate::checks;
 use crate::child;
 use crate::drivers::ozo::OzoSession;
 use crate::drivers::pgbench::Pgbench;
-use crate::drivers::raw::RawConn;
+use crate::drivers::raw::{RawConn, RawSpec};
 use crate::drivers::techempower::TeSession;
 use crate::drivers::Session;
 use crate::error::BenchError;
@@ -130,9 +130,9 @@ impl Subject {
                     )),
                     tasks: variant.total_tasks(),
                 },
-                (_, Shape::Te(_)) => Subject::Sessions(vec![Arc::new(Session::Te(
-                    TeSession::connect(driver, url, variant).await?,
-                ))]),
+                (d, Shape::Te(_)) if d != DriverKind::Raw => Subject::Sessions(vec![Arc::new(
+                    Session::Te(TeSession::connect(driver, url, variant).await?),
+                )]),
                 (DriverKind::Pgbench, _) => Subject::Pgbench(Pgbench::new(url, workload, variant)?),
                 (_, _) if workload == Workload::Pool && variant.pool != PoolMode::Dedicated => {
                     Subject::Pooled {
@@ -143,8 +143,9 @@ impl Subject {
                 (DriverKind::Raw, _) => {
                     let mut conns = Vec::with_capacity(n);
                     for _ in 0..n {
+                        let spec = RawSpec::new(workload, variant.shape)?;
                         conns.push(tokio::sync::Mutex::new(
-                            RawConn::connect(url, workload).await?,
+                            RawConn::connect_with(url, spec).await?,
                         ));
                     }
                     Subject::Raw(conns)

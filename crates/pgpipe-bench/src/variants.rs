@@ -58,8 +58,17 @@ fn ozo(quick: bool) -> Vec<Variant> {
 }
 
 impl Plan {
-    /// The variants `workload` runs.
+    /// The variants `workload` runs (those named by `--variants`, if given).
     pub fn variants(&self, workload: Workload) -> Vec<Variant> {
+        let mut v = self.all_variants(workload);
+        if !self.variant_filter.is_empty() {
+            v.retain(|v| self.variant_filter.contains(&v.label));
+        }
+        v
+    }
+
+    /// Every variant `workload` has under this plan's settings.
+    pub fn all_variants(&self, workload: Workload) -> Vec<Variant> {
         match workload {
             Workload::Latency => vec![Variant::single(1)],
             Workload::Pipeline => {
