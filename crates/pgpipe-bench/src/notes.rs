@@ -30,6 +30,12 @@ pub fn shape_note(driver: DriverKind, variant: &Variant) -> Option<String> {
             n + 1,
             parsed(case)
         ),
+        (Shape::Te(TeCase::Fortunes), D::Raw) => format!(
+            "{TE_TASKS} operations in flight on one connection; pre-encoded Bind/Execute/Sync, 12 rows counted"
+        ),
+        (Shape::Te(_), D::Raw) => format!(
+            "{TE_TASKS} operations in flight on one connection; 20 pre-encoded Bind/Execute/Sync each, ids checked"
+        ),
         (Shape::Te(case), D::Sqlx) => format!(
             "{TE_TASKS} tasks take turns on one connection; {} one statement at a time",
             te(case)

@@ -85,15 +85,28 @@ fn chart(
         .disable_x_mesh()
         .x_labels(0)
         .y_desc("ops/s")
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()?;
-    let slot = 0.8 / drivers.len().max(1) as f64;
+    // In each variant the drivers that ran share the group's width.
+    let ran: Vec<Vec<&str>> = variants
+        .iter()
+        .map(|v| {
+            drivers
+                .iter()
+                .copied()
+                .filter(|d| value(v, d).is_some())
+                .collect()
+        })
+        .collect();
     for (j, d) in drivers.iter().enumerate() {
         let color = COLORS[j % COLORS.len()];
         let bars: Vec<Rectangle<(f64, f64)>> = variants
             .iter()
             .enumerate()
             .filter_map(|(i, v)| {
-                let x0 = i as f64 + 0.1 + j as f64 * slot;
+                let slot = 0.8 / ran[i].len().max(1) as f64;
+                let k = ran[i].iter().position(|x| x == d)?;
+                let x0 = i as f64 + 0.1 + k as f64 * slot;
                 value(v, d)
                     .map(|y| Rectangle::new([(x0, lo), (x0 + slot * 0.9, y)], color.filled()))
             })
