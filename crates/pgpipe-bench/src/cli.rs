@@ -65,6 +65,11 @@ pub struct Args {
     /// answering with a captured response). Default: real (quick), real,replay (full).
     #[arg(long, value_delimiter = ',')]
     pub server: Vec<String>,
+    /// Alternate a workload's variants round by round too (all of its
+    /// variants stay connected at once), so that drift in the machine's
+    /// load hits them alike.
+    #[arg(long)]
+    pub interleave: bool,
     /// Only these variants (labels, comma-separated, e.g. `reuse,pool`).
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,
@@ -114,6 +119,8 @@ pub struct Plan {
     pub stream_rows: u64,
     /// `--variants`: only these labels (empty: all).
     pub variant_filter: Vec<String>,
+    /// `--interleave`: a workload's variants alternate round by round.
+    pub interleave: bool,
 }
 
 fn seconds(v: Option<f64>, default: f64, what: &str) -> Result<Duration, String> {
@@ -217,6 +224,7 @@ impl Plan {
             replay_server,
             stream_rows,
             variant_filter: Vec::new(),
+            interleave: args.interleave,
         };
         let known: Vec<String> = plan
             .workloads

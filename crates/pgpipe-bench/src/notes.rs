@@ -1,8 +1,58 @@
 //! The notes that say what a row of the newer workloads measured.
 
-use crate::catalog::{DriverKind, Variant};
+use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
 use crate::shape::{OzoCase, Shape, TeCase};
 use crate::variants::TE_TASKS;
+
+/// The note of a measured row: what `driver` does in `variant`, or a
+/// caveat (`None` when there is nothing to say).
+pub fn note(workload: Workload, driver: DriverKind, variant: &Variant) -> Option<String> {
+    if let Some(n) = shape_note(driver, variant) {
+        return Some(n);
+    }
+    Some(match driver {
+        _ if workload == Workload::Pool => pool_note(driver, variant),
+        DriverKind::Sqlx if variant.tasks_per_conn > 1 => {
+            "no pipelining: tasks take turns on the connection".into()
+        }
+        DriverKind::Raw if workload == Workload::Unprepared => {
+            "raw sends Parse+Bind+Execute+Sync every time (no statement cache)".into()
+        }
+        DriverKind::Pgbench if variant.tasks_per_conn > 1 => format!(
+            "batches of {} in \\startpipeline, not a continuous pipeline; no latency",
+            variant.tasks_per_conn
+        ),
+        DriverKind::Pgbench => "no latency percentiles".into(),
+        _ => return None,
+    })
+}
+
+/// What a `pool` row measured.
+pub fn pool_note(driver: DriverKind, variant: &Variant) -> String {
+    let tasks = variant.total_tasks();
+    match (driver, variant.pool) {
+        (DriverKind::Pgpipe, PoolMode::Dedicated) => format!(
+            "{} Client(s) x {} tasks, query_one(sql) (statement cache)",
+            variant.connections, variant.tasks_per_conn
+        ),
+        (_, PoolMode::Dedicated) => format!(
+            "{} client(s) x {} tasks, prepared statement",
+            variant.connections, variant.tasks_per_conn
+        ),
+        (DriverKind::Pgpipe, PoolMode::Shared { max_size, shared }) => format!(
+            "Pool max_size {max_size}, shared lane {}, {tasks} tasks: pool.query_one(sql)",
+            shared.map_or("default (max_size/4)".to_string(), |n| n.to_string())
+        ),
+        (DriverKind::Pgpipe, PoolMode::Checkout) => format!(
+            "Pool max_size {}, {tasks} tasks: pool.get() then query_one(sql) per op",
+            variant.connections
+        ),
+        (_, _) => format!(
+            "pool max_size {}, {tasks} tasks: get() + prepare_cached + query_one per op",
+            variant.connections
+        ),
+    }
+}
 
 /// What `driver` does in `variant`, for the ozo, techempower, stream and
 /// replay rows (`None` for the others).

@@ -340,3 +340,41 @@ async fn out_dir_gets_results_and_one_chart_per_workload() {
     assert!(raw_te.note.is_some() && raw_te.ops_per_sec.is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interleaved_variants_each_get_every_round() {
+    let url = url();
+    let p = plan(&[
+        "--workloads",
+        "ozo",
+        "--variants",
+        "reuse,pool",
+        "--interleave",
+        "--drivers",
+        "pgpipe,tokio-postgres,deadpool-postgres",
+        "--duration",
+        "0.1",
+        "--warmup",
+        "0.05",
+        "--rounds",
+        "2",
+        "--no-progress",
+    ]);
+    assert!(p.interleave);
+    let report = app::run(&p, &url, false, "test".into()).await.expect("run");
+    let measured: Vec<(String, String, usize)> = report
+        .results
+        .iter()
+        .filter(|r| r.ops_per_sec.is_some())
+        .map(|r| (r.variant.clone(), r.driver.clone(), r.rounds.len()))
+        .collect();
+    assert_eq!(
+        measured,
+        [
+            ("reuse".to_string(), "pgpipe".to_string(), 2),
+            ("reuse".to_string(), "tokio-postgres".to_string(), 2),
+            ("pool".to_string(), "pgpipe".to_string(), 2),
+            ("pool".to_string(), "deadpool-postgres".to_string(), 2),
+        ]
+    );
+}
