@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::shape::{OzoCase, Shape};
+
 /// A benchmark workload. Names are stable: results are keyed by them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Workload {
@@ -19,29 +21,45 @@ pub enum Workload {
     Rows60Ts,
     /// Point selects from many tasks through a pool vs dedicated connections.
     Pool,
+    /// 50k rows with a jsonb column read as text.
+    RowsJson,
+    /// The ozo talk's table.
+    Ozo,
+    /// TechEmpower's Fortunes, Multiple queries and Updates, without HTTP.
+    Techempower,
+    /// 10M rows streamed; peak RSS per driver.
+    Stream,
 }
 
 impl Workload {
     /// Every implemented workload, in suite order.
-    pub const ALL: [Workload; 7] = [
+    pub const ALL: [Workload; 11] = [
         Workload::Latency,
         Workload::Pipeline,
         Workload::Unprepared,
         Workload::Rows1Col,
         Workload::Rows9Col,
+        Workload::RowsJson,
         Workload::Rows60Ts,
         Workload::Pool,
+        Workload::Ozo,
+        Workload::Techempower,
+        Workload::Stream,
     ];
 
     /// The workloads of the quick suite (no `--workloads`, not `--full`):
     /// all but `pool`, which adds about a minute.
-    pub const QUICK: [Workload; 6] = [
+    pub const QUICK: [Workload; 10] = [
         Workload::Latency,
         Workload::Pipeline,
         Workload::Unprepared,
         Workload::Rows1Col,
         Workload::Rows9Col,
+        Workload::RowsJson,
         Workload::Rows60Ts,
+        Workload::Ozo,
+        Workload::Techempower,
+        Workload::Stream,
     ];
 
     /// The stable name.
@@ -54,6 +72,10 @@ impl Workload {
             Workload::Rows9Col => "rows-9col",
             Workload::Rows60Ts => "rows-60ts",
             Workload::Pool => "pool",
+            Workload::RowsJson => "rows-json",
+            Workload::Ozo => "ozo",
+            Workload::Techempower => "techempower",
+            Workload::Stream => "stream",
         }
     }
 
@@ -67,6 +89,10 @@ impl Workload {
             Workload::Rows9Col => "read 50k rows of 9 mixed columns, every value decoded",
             Workload::Rows60Ts => "read 50k rows x 60 timestamptz columns, every value decoded",
             Workload::Pool => "point selects through a pool vs dedicated connections: 64 tasks (dedicated, pool1), 256 tasks over 8 connections (dedicated, shared, checkout)",
+            Workload::RowsJson => "read 50k rows of (int4, jsonb), the jsonb read as text and checked",
+            Workload::Ozo => "the ozo talk's table: connect per request, reuse connection, pool, parsed result, the pg_type query raw/parsed over 1..64 connections",
+            Workload::Techempower => "TechEmpower Fortunes, Multiple queries (N=20), Updates (N=20), 16 tasks on one connection, no HTTP",
+            Workload::Stream => "stream 10M rows (1M in the quick suite), each driver in a child process: rows/s and peak RSS",
         }
     }
 
@@ -78,12 +104,21 @@ impl Workload {
         )
     }
 
-    /// Rows each operation reads.
+    /// True for the `rows-*` table reads (they get a replay variant).
+    pub fn is_rows(self) -> bool {
+        matches!(
+            self,
+            Workload::Rows1Col | Workload::Rows9Col | Workload::RowsJson | Workload::Rows60Ts
+        )
+    }
+
+    /// Rows each operation reads, when fixed by the workload (the
+    /// results count what the adapters actually return).
     pub fn rows_per_op(self) -> u64 {
-        if self.is_point() {
-            1
-        } else {
+        if self.is_rows() {
             crate::fixtures::ROWS
+        } else {
+            1
         }
     }
 
@@ -163,22 +198,36 @@ impl DriverKind {
     /// Why this driver cannot run `variant` of `workload`, or `None` when
     /// it can.
     pub fn unsupported(self, workload: Workload, variant: &Variant) -> Option<&'static str> {
+        use DriverKind as D;
+        let pooled_ozo =
+            matches!(variant.shape, Shape::Ozo(c) if c != OzoCase::Basic && c != OzoCase::Reuse);
         match (self, workload) {
-            (DriverKind::Pgbench, w) if !w.is_point() => {
-                Some("pgbench cannot decode rows client-side")
+            (D::Pgbench, w) if !w.is_point() => Some("pgbench cannot decode rows client-side"),
+            (D::DeadpoolPostgres, Workload::Ozo) if !pooled_ozo => {
+                Some("no pool in this row: see tokio-postgres")
             }
-            (DriverKind::DeadpoolPostgres, w) if w != Workload::Pool => {
-                Some("deadpool-postgres runs the pool workload only")
+            (D::DeadpoolPostgres, Workload::Ozo) => None,
+            (D::DeadpoolPostgres, w) if w != Workload::Pool => {
+                Some("deadpool-postgres runs the pool and ozo workloads only")
             }
-            (DriverKind::DeadpoolPostgres, _) if variant.pool == PoolMode::Dedicated => {
+            (D::DeadpoolPostgres, _) if variant.pool == PoolMode::Dedicated => {
                 Some("dedicated connections: no pool")
             }
-            (DriverKind::TokioPostgres, Workload::Pool) if variant.pool != PoolMode::Dedicated => {
+            (D::TokioPostgres, Workload::Pool) if variant.pool != PoolMode::Dedicated => {
                 Some("no pool of its own: see deadpool-postgres")
             }
-            (DriverKind::Sqlx | DriverKind::Raw | DriverKind::Pgbench, Workload::Pool) => {
-                Some("not measured in the pool workload")
+            (D::TokioPostgres, Workload::Ozo) if pooled_ozo => {
+                Some("no pool of its own: see deadpool-postgres")
             }
+            (D::Sqlx | D::Raw | D::Pgbench, Workload::Pool | Workload::Ozo) => {
+                Some("not measured in this workload")
+            }
+            (D::Raw, Workload::Techempower)
+                if variant.shape == Shape::Te(crate::shape::TeCase::Updates) =>
+            {
+                Some("raw cannot express read-then-update (two dependent phases)")
+            }
+            (D::Raw, Workload::Stream) => Some("raw has no streaming API to measure"),
             _ => None,
         }
     }
@@ -208,6 +257,8 @@ pub struct Variant {
     /// How the tasks reach the connections (`pool` workload; the others
     /// use `Dedicated`).
     pub pool: PoolMode,
+    /// What one operation does beyond the workload's plain query.
+    pub shape: Shape,
 }
 
 /// How the tasks of a `pool` variant reach the server.
@@ -244,6 +295,7 @@ impl Variant {
             connections: 1,
             tasks_per_conn: tasks,
             pool: PoolMode::Dedicated,
+            shape: Shape::Plain,
         }
     }
 }

@@ -71,6 +71,24 @@ impl RowsCheck {
         Ok(())
     }
 
+    /// One row of `bench_json`: the document is the object built for `id`
+    /// (its text starts with `{"id": <id>,` and ends with `}`).
+    #[inline]
+    pub fn json(&mut self, id: i32, doc: &str) -> Result<(), BenchError> {
+        let ok = doc.ends_with('}')
+            && doc
+                .strip_prefix("{\"id\": ")
+                .and_then(|rest| rest.split_once(','))
+                .is_some_and(|(n, _)| n.parse::<i32>() == Ok(id));
+        if !ok {
+            return Err(BenchError::new(format!(
+                "bench_json row {id} has a wrong document: {doc:.60}"
+            )));
+        }
+        self.id(id);
+        Ok(())
+    }
+
     /// One row of `bench_ts60` (microseconds since 2000-01-01): consecutive
     /// columns are one second apart.
     #[inline]

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
+use crate::catalog::{DriverKind, Workload};
 
 /// pgpipe's benchmark tool: pgpipe against tokio-postgres, sqlx, pgbench
 /// and a raw protocol floor. Without --url (or DATABASE_URL) it starts a
@@ -60,6 +60,26 @@ pub struct Args {
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// Which server the rows-* workloads read from, comma-separated:
+    /// `real` (the PostgreSQL server), `replay` (the in-tool replay server
+    /// answering with a captured response). Default: real (quick), real,replay (full).
+    #[arg(long, value_delimiter = ',')]
+    pub server: Vec<String>,
+    /// Alternate a workload's variants round by round too (all of its
+    /// variants stay connected at once), so that drift in the machine's
+    /// load hits them alike.
+    #[arg(long)]
+    pub interleave: bool,
+    /// Only these variants (labels, comma-separated, e.g. `reuse,pool`).
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
+    /// Internal: stream rows with this driver and print one JSON line (the
+    /// `stream` workload runs each driver in a child process).
+    #[arg(long, hide = true)]
+    pub stream_child: Option<String>,
+    /// Internal: rows for `--stream-child`.
+    #[arg(long, hide = true)]
+    pub stream_rows: Option<u64>,
 }
 
 /// A validated run description.
@@ -91,6 +111,16 @@ pub struct Plan {
     pub quick: bool,
     /// Show a progress bar.
     pub progress: bool,
+    /// rows-* against the real server.
+    pub real_server: bool,
+    /// rows-* against the replay server (a second variant, `replay`).
+    pub replay_server: bool,
+    /// Rows of the `stream` workload.
+    pub stream_rows: u64,
+    /// `--variants`: only these labels (empty: all).
+    pub variant_filter: Vec<String>,
+    /// `--interleave`: a workload's variants alternate round by round.
+    pub interleave: bool,
 }
 
 fn seconds(v: Option<f64>, default: f64, what: &str) -> Result<Duration, String> {
@@ -154,13 +184,35 @@ impl Plan {
         if rounds == 0 || rounds > 1000 {
             return Err("--rounds must be between 1 and 1000".into());
         }
+        let (mut real_server, mut replay_server) = (true, !quick);
+        if !args.server.is_empty() {
+            real_server = false;
+            replay_server = false;
+            for s in &args.server {
+                match s.trim() {
+                    "real" => real_server = true,
+                    "replay" => replay_server = true,
+                    other => {
+                        return Err(format!(
+                            "unknown server {other:?}; valid servers: real, replay"
+                        ))
+                    }
+                }
+            }
+        }
+        let stream_rows = args
+            .stream_rows
+            .unwrap_or(if quick { 1_000_000 } else { 10_000_000 });
+        if stream_rows == 0 || stream_rows > 1_000_000_000 {
+            return Err("--stream-rows must be between 1 and 1e9".into());
+        }
         let mut plan = Plan {
             url: args.url.clone().filter(|u| !u.trim().is_empty()),
             workloads,
             drivers,
-            duration: seconds(args.duration, if quick { 2.0 } else { 5.0 }, "duration")?,
+            duration: seconds(args.duration, if quick { 1.0 } else { 5.0 }, "duration")?,
             rounds,
-            warmup: seconds(args.warmup, if quick { 1.0 } else { 3.0 }, "warmup")?,
+            warmup: seconds(args.warmup, if quick { 0.5 } else { 3.0 }, "warmup")?,
             concurrency,
             connections,
             rate: args.rate,
@@ -168,7 +220,28 @@ impl Plan {
             out: args.out.clone(),
             quick,
             progress: !args.no_progress,
+            real_server,
+            replay_server,
+            stream_rows,
+            variant_filter: Vec::new(),
+            interleave: args.interleave,
         };
+        let known: Vec<String> = plan
+            .workloads
+            .iter()
+            .flat_map(|&w| plan.all_variants(w))
+            .map(|v| v.label)
+            .collect();
+        for label in &args.variants {
+            let label = label.trim().to_string();
+            if !known.contains(&label) {
+                return Err(format!(
+                    "unknown variant {label:?} for these workloads; valid variants: {}",
+                    known.join(", ")
+                ));
+            }
+            plan.variant_filter.push(label);
+        }
         if args.drivers.is_empty() {
             // By default, only the drivers that can run something planned
             // (deadpool-postgres: the pool workload; sqlx, raw and pgbench
@@ -182,76 +255,6 @@ impl Plan {
             plan.drivers = drivers.into_iter().filter(|&d| runs(d, &plan)).collect();
         }
         Ok(plan)
-    }
-
-    /// The variants `workload` runs.
-    pub fn variants(&self, workload: Workload) -> Vec<Variant> {
-        match workload {
-            Workload::Latency => vec![Variant::single(1)],
-            Workload::Pipeline => {
-                let mut v: Vec<Variant> = self
-                    .concurrency
-                    .iter()
-                    .map(|&c| Variant::single(c))
-                    .collect();
-                if self.connections > 1 {
-                    v.push(Variant {
-                        label: format!("{}conn", self.connections),
-                        connections: self.connections,
-                        tasks_per_conn: 64,
-                        pool: PoolMode::Dedicated,
-                    });
-                }
-                v
-            }
-            Workload::Unprepared => {
-                if self.quick {
-                    vec![Variant::single(64)]
-                } else {
-                    self.concurrency
-                        .iter()
-                        .map(|&c| Variant::single(c))
-                        .collect()
-                }
-            }
-            Workload::Rows1Col | Workload::Rows9Col | Workload::Rows60Ts => vec![Variant {
-                label: "50k".into(),
-                connections: 1,
-                tasks_per_conn: 1,
-                pool: PoolMode::Dedicated,
-            }],
-            Workload::Pool => {
-                let v = |label: &str, connections, tasks_per_conn, pool| Variant {
-                    label: label.into(),
-                    connections,
-                    tasks_per_conn,
-                    pool,
-                };
-                vec![
-                    v("64-dedicated", 1, 64, PoolMode::Dedicated),
-                    v(
-                        "64-pool1",
-                        1,
-                        64,
-                        PoolMode::Shared {
-                            max_size: 2,
-                            shared: Some(1),
-                        },
-                    ),
-                    v("256x8-dedicated", 8, 32, PoolMode::Dedicated),
-                    v(
-                        "256x8",
-                        8,
-                        32,
-                        PoolMode::Shared {
-                            max_size: 8,
-                            shared: None,
-                        },
-                    ),
-                    v("256x8-get", 8, 32, PoolMode::Checkout),
-                ]
-            }
-        }
     }
 }
 
@@ -308,7 +311,44 @@ mod tests {
         assert_eq!(p.rounds, 3);
         assert_eq!(p.workloads, Workload::QUICK.to_vec());
         assert!(!p.workloads.contains(&Workload::Pool));
-        assert!(!p.drivers.contains(&DriverKind::DeadpoolPostgres));
+        // deadpool-postgres runs ozo's pooled rows.
+        assert!(p.drivers.contains(&DriverKind::DeadpoolPostgres));
+        assert!(p.real_server && !p.replay_server);
+        let rows: Vec<String> = p
+            .variants(Workload::RowsJson)
+            .into_iter()
+            .map(|v| v.label)
+            .collect();
+        assert_eq!(rows, ["50k"]);
+        let both = plan(&["--server", "real,replay"]).unwrap();
+        let rows: Vec<String> = both
+            .variants(Workload::Rows1Col)
+            .into_iter()
+            .map(|v| v.label)
+            .collect();
+        assert_eq!(rows, ["50k", "replay"]);
+        assert!(plan(&["--server", "fake"]).is_err());
+        let some = plan(&["--workloads", "ozo", "--variants", "reuse,pool"]).unwrap();
+        let labels: Vec<String> = some
+            .variants(Workload::Ozo)
+            .into_iter()
+            .map(|v| v.label)
+            .collect();
+        assert_eq!(labels, ["reuse", "pool"]);
+        let e = plan(&["--workloads", "ozo", "--variants", "nope"]).unwrap_err();
+        assert!(e.contains("complex-raw-1"), "{e}");
+        let ozo: Vec<String> = plan(&["--full"])
+            .unwrap()
+            .variants(Workload::Ozo)
+            .into_iter()
+            .map(|v| v.label)
+            .collect();
+        assert_eq!(ozo.len(), 4 + 2 * 7);
+        assert_eq!(
+            &ozo[..5],
+            ["basic", "reuse", "pool", "parsed", "complex-raw-1"]
+        );
+        assert!(ozo.contains(&"complex-parsed-64".to_string()));
         let pool_only = plan(&["--workloads", "pool"]).unwrap();
         assert_eq!(
             pool_only.drivers,

@@ -18,6 +18,35 @@ pub const POINT_SQL: &str = "SELECT id, v FROM bench_kv WHERE id = $1";
 pub const ROWS1_SQL: &str = "SELECT id FROM bench_rows1";
 /// rows-9col.
 pub const ROWS9_SQL: &str = "SELECT id, a, b, c, d, e, f, g, h FROM bench_rows9";
+/// rows-json: `doc` is a jsonb object whose text starts with `{"id": <id>,`.
+pub const JSON_SQL: &str = "SELECT id, doc FROM bench_json";
+/// Rows of TechEmpower's `world` table.
+pub const WORLD_ROWS: i32 = 10_000;
+
+/// TechEmpower's 12 fortunes (ids 1..=12, in order).
+pub const FORTUNES: [&str; 12] = [
+    "fortune: No such file or directory",
+    "A computer scientist is someone who fixes things that aren't broken.",
+    "After enough decimal places, nobody gives a damn.",
+    "A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1",
+    "A computer program does what you tell it to do, not what you want it to do.",
+    "Emacs is a nice operating system, but I prefer UNIX. \u{2014} Tom Christaensen",
+    "Any program that runs right is obsolete.",
+    "A list is only as strong as its weakest link. \u{2014} Donald Knuth",
+    "Feature: A bug with seniority.",
+    "Computers make very fast, very accurate mistakes.",
+    "<script>alert(\"This should not be displayed in a browser alert box.\");</script>",
+    "\u{30d5}\u{30ec}\u{30fc}\u{30e0}\u{30ef}\u{30fc}\u{30af}\u{306e}\u{30d9}\u{30f3}\u{30c1}\u{30de}\u{30fc}\u{30af}",
+];
+
+fn fortune_values() -> String {
+    FORTUNES
+        .iter()
+        .enumerate()
+        .map(|(i, m)| format!("({}, '{}')", i + 1, m.replace('\'', "''")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// rows-60ts: `t1, ..., t60`.
 pub fn ts60_sql() -> String {
@@ -81,6 +110,34 @@ fn tables() -> Vec<Table> {
                 ts_vals.join(", ")
             ),
             rows: ROWS,
+        },
+        Table {
+            name: "bench_json",
+            create: "CREATE TABLE IF NOT EXISTS bench_json (id int4 NOT NULL, doc jsonb NOT NULL)"
+                .into(),
+            fill: format!(
+                "INSERT INTO bench_json SELECT g, jsonb_build_object('id', g, 'name', 'name-' || g, \
+                 'tags', jsonb_build_array('a', 'b', g % 7), 'active', g % 2 = 0, 'score', g * 0.25) \
+                 FROM generate_series(1, {ROWS}) g"
+            ),
+            rows: ROWS,
+        },
+        Table {
+            name: "world",
+            create: "CREATE TABLE IF NOT EXISTS world (id int4 PRIMARY KEY, randomnumber int4 NOT NULL)"
+                .into(),
+            fill: format!(
+                "INSERT INTO world SELECT g, 1 + floor(random() * {WORLD_ROWS})::int4 \
+                 FROM generate_series(1, {WORLD_ROWS}) g"
+            ),
+            rows: WORLD_ROWS as u64,
+        },
+        Table {
+            name: "fortune",
+            create: "CREATE TABLE IF NOT EXISTS fortune (id int4 PRIMARY KEY, message text NOT NULL)"
+                .into(),
+            fill: format!("INSERT INTO fortune VALUES {}", fortune_values()),
+            rows: FORTUNES.len() as u64,
         },
     ]
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use pgpipe_bench::alloc::CountingAlloc;
 use pgpipe_bench::cli::{self, Args, Plan};
-use pgpipe_bench::{app, output};
+use pgpipe_bench::{app, child, output};
 use pgpipe_testkit::{AuthRole, Cluster};
 
 #[global_allocator]
@@ -16,6 +16,9 @@ fn main() -> ExitCode {
     if args.list {
         print!("{}", cli::list_text());
         return ExitCode::SUCCESS;
+    }
+    if let Some(driver) = &args.stream_child {
+        return stream_child(driver, &args);
     }
     let plan = match Plan::from_args(&args) {
         Ok(p) => p,
@@ -88,4 +91,38 @@ fn main() -> ExitCode {
     drop(database);
     drop(cluster);
     code
+}
+
+/// `--stream-child DRIVER`: stream rows, print one JSON line (see `child`).
+fn stream_child(driver: &str, args: &Args) -> ExitCode {
+    let (Some(url), Some(rows)) = (&args.url, args.stream_rows) else {
+        eprintln!("pgpipe-bench: --stream-child needs --url and --stream-rows");
+        return ExitCode::from(2);
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("pgpipe-bench: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(child::run_child(driver, url, rows)) {
+        Ok(report) => match serde_json::to_string(&report) {
+            Ok(line) => {
+                println!("{line}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("pgpipe-bench: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Err(e) => {
+            eprintln!("pgpipe-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

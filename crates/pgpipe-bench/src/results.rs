@@ -18,6 +18,10 @@ pub struct Round {
     pub cpu_us_per_op: f64,
     /// Allocations per operation (`None` out of process).
     pub allocs_per_op: Option<f64>,
+    /// Rows per operation, when the driver reported its rows.
+    pub rows_per_op: Option<f64>,
+    /// Peak RSS of the process that did the work, when measured.
+    pub peak_rss_bytes: Option<u64>,
 }
 
 impl Round {
@@ -28,6 +32,8 @@ impl Round {
             ops_per_sec: o.ops_per_sec(),
             cpu_us_per_op: o.costs.cpu.as_secs_f64() * 1e6 / ops,
             allocs_per_op: o.costs.allocs.map(|a| a as f64 / ops),
+            rows_per_op: o.rows.filter(|_| o.ops > 0).map(|r| r as f64 / ops),
+            peak_rss_bytes: o.peak_rss,
         }
     }
 }
@@ -85,7 +91,8 @@ pub struct ResultRow {
     pub p999_us: Option<f64>,
     /// Largest latency.
     pub max_us: Option<f64>,
-    /// Peak RSS (not measured for these workloads: null).
+    /// Peak RSS of the measuring process, the largest of the rounds
+    /// (`stream` only; null elsewhere).
     pub peak_rss_bytes: Option<u64>,
     /// Throughput / tokio-postgres's in the same workload and variant.
     pub ratio_vs_tokio_postgres: Option<f64>,
@@ -150,6 +157,15 @@ impl ResultRow {
         self.ops_per_sec_min = ops.iter().copied().reduce(f64::min);
         self.ops_per_sec_max = ops.iter().copied().reduce(f64::max);
         self.wide_spread = matches!((self.ops_per_sec_min, self.ops_per_sec_max), (Some(lo), Some(hi)) if lo > 0.0 && hi / lo > SPREAD_LIMIT);
+        if let Some(r) = median(
+            &rounds
+                .iter()
+                .filter_map(|r| r.rows_per_op)
+                .collect::<Vec<_>>(),
+        ) {
+            self.rows_per_op = r.round().max(1.0) as u64;
+        }
+        self.peak_rss_bytes = rounds.iter().filter_map(|r| r.peak_rss_bytes).max();
         self.client_cpu_us_per_op =
             median(&rounds.iter().map(|r| r.cpu_us_per_op).collect::<Vec<_>>());
         self.client_cpu_ns_per_row = self
@@ -182,7 +198,12 @@ pub fn fill_ratios(rows: &mut [ResultRow]) {
         .iter()
         .map(|r| {
             (
-                find(rows, &r.workload, &r.variant, "tokio-postgres"),
+                // In ozo, tokio-postgres's pooled rows are deadpool-postgres.
+                find(rows, &r.workload, &r.variant, "tokio-postgres").or_else(|| {
+                    (r.workload == "ozo")
+                        .then(|| find(rows, &r.workload, &r.variant, "deadpool-postgres"))
+                        .flatten()
+                }),
                 find(rows, &r.workload, &r.variant, "raw"),
             )
         })
@@ -218,6 +239,8 @@ mod tests {
                 ops_per_sec: o,
                 cpu_us_per_op: 2.0,
                 allocs_per_op: Some(1.0),
+                rows_per_op: Some(1.0),
+                peak_rss_bytes: None,
             })
             .collect();
         row.summarize(&rounds, &histogram::new_histogram(), false);

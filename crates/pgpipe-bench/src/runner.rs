@@ -10,12 +10,17 @@ use hdrhistogram::Histogram;
 
 use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
 use crate::checks;
+use crate::child;
+use crate::drivers::ozo::OzoSession;
 use crate::drivers::pgbench::Pgbench;
-use crate::drivers::raw::RawConn;
+use crate::drivers::raw::{RawConn, RawSpec};
+use crate::drivers::techempower::TeSession;
 use crate::drivers::Session;
 use crate::error::BenchError;
 use crate::histogram::{self, Schedule};
 use crate::measure::{Costs, CpuOf, Probe};
+use crate::replay::{self, ReplayServer};
+use crate::shape::Shape;
 
 /// Extra time a run may take beyond its duration before it is abandoned.
 const GRACE: Duration = Duration::from_secs(30);
@@ -31,6 +36,10 @@ pub struct RunOutcome {
     pub hist: Histogram<u64>,
     /// Client CPU and allocations.
     pub costs: Costs,
+    /// Rows the operations returned (when the driver reports them).
+    pub rows: Option<u64>,
+    /// Peak RSS of the process that did the work (`stream` only).
+    pub peak_rss: Option<u64>,
 }
 
 impl RunOutcome {
@@ -55,11 +64,52 @@ pub enum Subject {
         /// Every task of the variant.
         tasks: usize,
     },
+    /// `stream`: every run is a child process of the bench binary.
+    Child {
+        /// The driver the child runs.
+        driver: DriverKind,
+        /// The server.
+        url: String,
+        /// Rows per run.
+        rows: u64,
+        /// The bench binary.
+        exe: std::path::PathBuf,
+    },
+    /// A subject connected to the replay server (kept running with it).
+    Replayed {
+        /// The subject, connected to the replay server.
+        inner: Box<Subject>,
+        /// The server (stopped when dropped).
+        server: ReplayServer,
+    },
 }
 
 impl Subject {
-    /// Connects `driver` for `variant` of `workload`.
+    /// Connects `driver` for `variant` of `workload` (for a `replay`
+    /// variant: captures the workload's answer, starts a replay server and
+    /// connects to it).
     pub async fn connect(
+        driver: DriverKind,
+        url: &str,
+        workload: Workload,
+        variant: &Variant,
+    ) -> Result<Subject, BenchError> {
+        if variant.shape != Shape::Replay {
+            return Subject::connect_to(driver, url, workload, variant).await;
+        }
+        let capture = tokio::time::timeout(GRACE, replay::capture_for(url, workload))
+            .await
+            .map_err(|_| BenchError::new("replay: capturing timed out"))??;
+        let server = ReplayServer::start(capture)?;
+        let replay_url = server.url_like(url)?;
+        let inner = Subject::connect_to(driver, &replay_url, workload, variant).await?;
+        Ok(Subject::Replayed {
+            inner: Box::new(inner),
+            server,
+        })
+    }
+
+    async fn connect_to(
         driver: DriverKind,
         url: &str,
         workload: Workload,
@@ -67,24 +117,40 @@ impl Subject {
     ) -> Result<Subject, BenchError> {
         let n = variant.connections.max(1);
         let setup = async {
-            Ok(match driver {
-                DriverKind::Pgbench => Subject::Pgbench(Pgbench::new(url, workload, variant)?),
-                _ if workload == Workload::Pool && variant.pool != PoolMode::Dedicated => {
+            Ok(match (driver, variant.shape) {
+                (_, Shape::Stream { rows }) => Subject::Child {
+                    driver,
+                    url: url.to_string(),
+                    rows,
+                    exe: child::bench_exe()?,
+                },
+                (_, Shape::Ozo(_)) => Subject::Pooled {
+                    session: Arc::new(Session::Ozo(
+                        OzoSession::connect(driver, url, variant).await?,
+                    )),
+                    tasks: variant.total_tasks(),
+                },
+                (d, Shape::Te(_)) if d != DriverKind::Raw => Subject::Sessions(vec![Arc::new(
+                    Session::Te(TeSession::connect(driver, url, variant).await?),
+                )]),
+                (DriverKind::Pgbench, _) => Subject::Pgbench(Pgbench::new(url, workload, variant)?),
+                (_, _) if workload == Workload::Pool && variant.pool != PoolMode::Dedicated => {
                     Subject::Pooled {
                         session: Arc::new(Session::connect_pooled(driver, url, variant).await?),
                         tasks: variant.total_tasks(),
                     }
                 }
-                DriverKind::Raw => {
+                (DriverKind::Raw, _) => {
                     let mut conns = Vec::with_capacity(n);
                     for _ in 0..n {
+                        let spec = RawSpec::new(workload, variant.shape)?;
                         conns.push(tokio::sync::Mutex::new(
-                            RawConn::connect(url, workload).await?,
+                            RawConn::connect_with(url, spec).await?,
                         ));
                     }
                     Subject::Raw(conns)
                 }
-                _ => {
+                (_, _) => {
                     let mut sessions = Vec::with_capacity(n);
                     for _ in 0..n {
                         sessions.push(Arc::new(Session::connect(driver, url, workload).await?));
@@ -126,14 +192,59 @@ impl Subject {
                         elapsed,
                         hist: histogram::new_histogram(),
                         costs: probe.finish(),
+                        rows: None,
+                        peak_rss: None,
                     })
+                }
+                Subject::Child {
+                    driver,
+                    url,
+                    rows,
+                    exe,
+                } => run_child(exe, *driver, url, *rows).await,
+                Subject::Replayed { inner, .. } => {
+                    Box::pin(inner.run(tasks_per_conn, duration, rate)).await
                 }
             }
         };
-        tokio::time::timeout(duration + GRACE, fut)
+        let limit = match self {
+            Subject::Child { .. } => child::CHILD_TIMEOUT + GRACE,
+            _ => duration + GRACE,
+        };
+        tokio::time::timeout(limit, fut)
             .await
             .map_err(|_| BenchError::new("run did not finish in time"))?
     }
+
+    /// The replay server's address, for a `replay` subject.
+    pub fn replay_addr(&self) -> Option<std::net::SocketAddr> {
+        match self {
+            Subject::Replayed { server, .. } => Some(server.addr()),
+            _ => None,
+        }
+    }
+}
+
+/// One `stream` measurement: a child process streams the rows; an
+/// operation is one row.
+async fn run_child(
+    exe: &std::path::Path,
+    driver: DriverKind,
+    url: &str,
+    rows: u64,
+) -> Result<RunOutcome, BenchError> {
+    let r = child::measure(exe, driver, url, rows).await?;
+    Ok(RunOutcome {
+        ops: r.rows,
+        elapsed: Duration::from_secs_f64(r.secs.max(1e-9)),
+        hist: histogram::new_histogram(),
+        costs: Costs {
+            cpu: Duration::from_secs_f64(r.cpu_secs.max(0.0)),
+            allocs: Some(r.allocs),
+        },
+        rows: Some(r.rows),
+        peak_rss: r.peak_rss_bytes,
+    })
 }
 
 fn stop_after(duration: Duration) -> Arc<AtomicBool> {
@@ -146,18 +257,20 @@ fn stop_after(duration: Duration) -> Arc<AtomicBool> {
     stop
 }
 
-type TaskResult = Result<(u64, Histogram<u64>), BenchError>;
+type TaskResult = Result<(u64, u64, Histogram<u64>), BenchError>;
 
 async fn join_all(
     handles: Vec<tokio::task::JoinHandle<TaskResult>>,
-) -> Result<(u64, Histogram<u64>), BenchError> {
+) -> Result<(u64, u64, Histogram<u64>), BenchError> {
     let mut ops = 0;
+    let mut rows = 0;
     let mut hist = histogram::new_histogram();
     let mut first_err = None;
     for h in handles {
         match h.await {
-            Ok(Ok((n, h))) => {
+            Ok(Ok((n, r, h))) => {
                 ops += n;
+                rows += r;
                 // Same bounds: cannot fail.
                 let _ = hist.add(&h);
             }
@@ -171,7 +284,7 @@ async fn join_all(
     }
     match first_err {
         Some(e) => Err(e),
-        None => Ok((ops, hist)),
+        None => Ok((ops, rows, hist)),
     }
 }
 
@@ -207,11 +320,12 @@ async fn run_sessions(
             });
             handles.push(tokio::spawn(async move {
                 let mut n: u64 = 0;
+                let mut rows: u64 = 0;
                 match schedule {
                     None => {
                         while !stop.load(Ordering::Relaxed) {
                             let t0 = Instant::now();
-                            session.op(checks::key(t, n)).await?;
+                            rows += session.op(checks::key(t, n)).await?;
                             histogram::record(&mut hist, t0.elapsed());
                             n += 1;
                         }
@@ -222,7 +336,7 @@ async fn run_sessions(
                             break;
                         }
                         tokio::time::sleep_until(due.into()).await;
-                        session.op(checks::key(t, n)).await?;
+                        rows += session.op(checks::key(t, n)).await?;
                         histogram::record(
                             &mut hist,
                             histogram::corrected_latency(due, Instant::now()),
@@ -230,17 +344,19 @@ async fn run_sessions(
                         n += 1;
                     },
                 }
-                Ok((n, hist))
+                Ok((n, rows, hist))
             }));
         }
     }
-    let (ops, hist) = join_all(handles).await?;
+    let (ops, rows, hist) = join_all(handles).await?;
     let elapsed = start.elapsed();
     Ok(RunOutcome {
         ops,
         elapsed,
         hist,
         costs: probe.finish(),
+        rows: Some(rows),
+        peak_rss: None,
     })
 }
 
@@ -273,5 +389,7 @@ async fn run_raw(
         elapsed,
         hist,
         costs: probe.finish(),
+        rows: None,
+        peak_rss: None,
     })
 }

@@ -1,16 +1,18 @@
 //! Runs the plan: per workload variant, connect every driver, warm each up,
-//! then measured rounds with the drivers alternating (A B A B ...).
+//! then measured rounds with the drivers alternating (A B A B ...); with
+//! `--interleave`, a workload's variants alternate too.
 
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
+use crate::catalog::{DriverKind, Variant, Workload};
 use crate::cli::Plan;
 use crate::error::BenchError;
 use crate::histogram;
 use crate::machine::Machine;
+use crate::notes;
 use crate::results::{self, ResultRow, Round, Status};
 use crate::runner::Subject;
 
@@ -53,102 +55,138 @@ fn progress(plan: &Plan) -> ProgressBar {
     bar
 }
 
-/// Runs every workload variant of `plan` against `url`.
+/// One driver in one variant: its connection (until it fails) and its row.
+struct Cell {
+    variant: Variant,
+    driver: DriverKind,
+    subject: Option<Subject>,
+    row: ResultRow,
+    rounds: Vec<Round>,
+    hist: hdrhistogram::Histogram<u64>,
+}
+
+async fn connect_cell(
+    plan: &Plan,
+    url: &str,
+    workload: Workload,
+    variant: &Variant,
+    driver: DriverKind,
+) -> Cell {
+    let mut row = ResultRow::empty(
+        workload.name(),
+        &variant.label,
+        driver.name(),
+        workload.rows_per_op(),
+    );
+    let subject = if let Some(why) = driver.unsupported(workload, variant) {
+        row.status = Status::Unsupported;
+        row.note = Some(why.to_string());
+        None
+    } else if driver == DriverKind::Raw && plan.rate.is_some() {
+        row.status = Status::Unsupported;
+        row.note = Some("raw has no open-loop mode".into());
+        None
+    } else {
+        match Subject::connect(driver, url, workload, variant).await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                row.status = Status::Failed;
+                row.note = Some(e.to_string());
+                None
+            }
+        }
+    };
+    if row.status == Status::Ok {
+        row.note = notes::note(workload, driver, variant);
+    }
+    Cell {
+        variant: variant.clone(),
+        driver,
+        subject,
+        row,
+        rounds: Vec::new(),
+        hist: histogram::new_histogram(),
+    }
+}
+
+/// One run of `cell` (a warm-up when `round` is `None`).
+async fn run_cell(plan: &Plan, workload: Workload, cell: &mut Cell, round: Option<u32>) {
+    let Some(s) = &cell.subject else {
+        return;
+    };
+    let outcome = match round {
+        // A stream child is a whole measurement: no warm-up run.
+        None if workload == Workload::Stream => return,
+        None => s
+            .run(cell.variant.tasks_per_conn, plan.warmup, plan.rate)
+            .await
+            .map(|_| ()),
+        Some(_) => match s
+            .run(cell.variant.tasks_per_conn, plan.duration, plan.rate)
+            .await
+        {
+            Ok(o) => {
+                cell.rounds.push(Round::from_outcome(&o));
+                let _ = cell.hist.add(&o.hist);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        },
+    };
+    if let Err(e) = outcome {
+        fail(&mut cell.row, &mut cell.subject, e);
+    }
+}
+
+/// Runs every workload variant of `plan` against `url`: per variant (or,
+/// with `--interleave`, per workload) every driver connects and warms up,
+/// then the rounds run with the drivers (and interleaved variants)
+/// alternating.
 pub async fn run(plan: &Plan, url: &str) -> Vec<ResultRow> {
     let bar = progress(plan);
     let mut rows = Vec::new();
     for &workload in &plan.workloads {
-        for variant in plan.variants(workload) {
-            let mut subjects: Vec<(DriverKind, Option<Subject>, ResultRow)> = Vec::new();
-            for &driver in &plan.drivers {
-                let mut row = ResultRow::empty(
-                    workload.name(),
-                    &variant.label,
-                    driver.name(),
-                    workload.rows_per_op(),
-                );
-                bar.set_message(format!("{workload} {} {driver}: connecting", variant.label));
-                let subject = if let Some(why) = driver.unsupported(workload, &variant) {
-                    row.status = Status::Unsupported;
-                    row.note = Some(why.to_string());
-                    None
-                } else if driver == DriverKind::Raw && plan.rate.is_some() {
-                    row.status = Status::Unsupported;
-                    row.note = Some("raw has no open-loop mode".into());
-                    None
-                } else {
-                    match Subject::connect(driver, url, workload, &variant).await {
-                        Ok(s) => Some(s),
-                        Err(e) => {
-                            row.status = Status::Failed;
-                            row.note = Some(e.to_string());
-                            None
-                        }
-                    }
-                };
-                if row.status != Status::Ok {
-                    // The reason is already in the note.
-                } else if workload == Workload::Pool {
-                    row.note = Some(pool_note(driver, &variant));
-                } else if driver == DriverKind::Sqlx && variant.tasks_per_conn > 1 {
-                    row.note = Some("no pipelining: tasks take turns on the connection".into());
-                } else if driver == DriverKind::Raw && workload == Workload::Unprepared {
-                    row.note = Some(
-                        "raw sends Parse+Bind+Execute+Sync every time (no statement cache)".into(),
-                    );
-                } else if driver == DriverKind::Pgbench && variant.tasks_per_conn > 1 {
-                    row.note = Some(format!(
-                        "batches of {} in \\startpipeline, not a continuous pipeline; no latency",
-                        variant.tasks_per_conn
-                    ));
-                } else if driver == DriverKind::Pgbench {
-                    row.note = Some("no latency percentiles".into());
+        let variants = plan.variants(workload);
+        let batches: Vec<Vec<Variant>> = if plan.interleave {
+            vec![variants]
+        } else {
+            variants.into_iter().map(|v| vec![v]).collect()
+        };
+        for batch in batches {
+            let mut cells = Vec::new();
+            for variant in &batch {
+                for &driver in &plan.drivers {
+                    bar.set_message(format!("{workload} {} {driver}: connecting", variant.label));
+                    cells.push(connect_cell(plan, url, workload, variant, driver).await);
                 }
-                subjects.push((driver, subject, row));
             }
-            // Warm-up.
-            for (driver, subject, row) in subjects.iter_mut() {
-                bar.set_message(format!("{workload} {} {driver}: warm-up", variant.label));
-                if let Some(s) = subject {
-                    if let Err(e) = s.run(variant.tasks_per_conn, plan.warmup, plan.rate).await {
-                        fail(row, subject, e);
-                    }
-                }
+            for cell in cells.iter_mut() {
+                bar.set_message(format!(
+                    "{workload} {} {}: warm-up",
+                    cell.variant.label, cell.driver
+                ));
+                run_cell(plan, workload, cell, None).await;
                 bar.inc(1);
             }
-            // Rounds, drivers alternating.
-            let mut rounds: Vec<Vec<Round>> = vec![Vec::new(); subjects.len()];
-            let mut hists: Vec<_> = (0..subjects.len())
-                .map(|_| histogram::new_histogram())
-                .collect();
             for r in 0..plan.rounds {
-                for (i, (driver, subject, row)) in subjects.iter_mut().enumerate() {
+                for cell in cells.iter_mut() {
                     bar.set_message(format!(
-                        "{workload} {} {driver}: round {}/{}",
-                        variant.label,
+                        "{workload} {} {}: round {}/{}",
+                        cell.variant.label,
+                        cell.driver,
                         r + 1,
                         plan.rounds
                     ));
-                    if let Some(s) = subject {
-                        match s
-                            .run(variant.tasks_per_conn, plan.duration, plan.rate)
-                            .await
-                        {
-                            Ok(o) => {
-                                rounds[i].push(Round::from_outcome(&o));
-                                let _ = hists[i].add(&o.hist);
-                            }
-                            Err(e) => fail(row, subject, e),
-                        }
-                    }
+                    run_cell(plan, workload, cell, Some(r)).await;
                     bar.inc(1);
                 }
             }
-            for (i, (_, _, mut row)) in subjects.into_iter().enumerate() {
-                if row.status == Status::Ok {
-                    row.summarize(&rounds[i], &hists[i], plan.rate.is_some());
+            for mut cell in cells {
+                if cell.row.status == Status::Ok {
+                    cell.row
+                        .summarize(&cell.rounds, &cell.hist, plan.rate.is_some());
                 }
-                rows.push(row);
+                rows.push(cell.row);
             }
             // Let closed connections settle before the next variant.
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -157,33 +195,6 @@ pub async fn run(plan: &Plan, url: &str) -> Vec<ResultRow> {
     bar.finish_and_clear();
     results::fill_ratios(&mut rows);
     rows
-}
-
-/// What a `pool` row measured.
-fn pool_note(driver: DriverKind, variant: &Variant) -> String {
-    let tasks = variant.total_tasks();
-    match (driver, variant.pool) {
-        (DriverKind::Pgpipe, PoolMode::Dedicated) => format!(
-            "{} Client(s) x {} tasks, query_one(sql) (statement cache)",
-            variant.connections, variant.tasks_per_conn
-        ),
-        (_, PoolMode::Dedicated) => format!(
-            "{} client(s) x {} tasks, prepared statement",
-            variant.connections, variant.tasks_per_conn
-        ),
-        (DriverKind::Pgpipe, PoolMode::Shared { max_size, shared }) => format!(
-            "Pool max_size {max_size}, shared lane {}, {tasks} tasks: pool.query_one(sql)",
-            shared.map_or("default (max_size/4)".to_string(), |n| n.to_string())
-        ),
-        (DriverKind::Pgpipe, PoolMode::Checkout) => format!(
-            "Pool max_size {}, {tasks} tasks: pool.get() then query_one(sql) per op",
-            variant.connections
-        ),
-        (_, _) => format!(
-            "pool max_size {}, {tasks} tasks: get() + prepare_cached + query_one per op",
-            variant.connections
-        ),
-    }
 }
 
 fn fail(row: &mut ResultRow, subject: &mut Option<Subject>, e: BenchError) {

@@ -2,11 +2,15 @@
 //! `sqlx` run as [`Session`]s driven by the generic task runner; `raw` and
 //! `pgbench` have their own runners.
 
+pub mod jsonb;
+pub mod ozo;
 pub mod pgbench;
 pub mod pgpipe;
 pub mod pool;
 pub mod raw;
 pub mod sqlx;
+pub mod stream;
+pub mod techempower;
 pub mod tokio_postgres;
 
 use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
@@ -25,6 +29,10 @@ pub enum Session {
     PgpipePool(pool::PgpipePool),
     /// deadpool-postgres (`pool` workload).
     Deadpool(pool::Deadpool),
+    /// One row of the `ozo` workload (any of its drivers).
+    Ozo(ozo::OzoSession),
+    /// One `techempower` shape (any of its drivers).
+    Te(techempower::TeSession),
 }
 
 impl Session {
@@ -82,6 +90,8 @@ impl Session {
             Session::Sqlx(c) => c.op(key).await,
             Session::PgpipePool(p) => p.op(key).await,
             Session::Deadpool(p) => p.op(key).await,
+            Session::Ozo(o) => o.op().await,
+            Session::Te(t) => t.op(key).await,
         }
     }
 }

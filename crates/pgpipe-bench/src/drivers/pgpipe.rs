@@ -4,6 +4,7 @@ use pgpipe::{Client, Decode, Statement, Type};
 
 use crate::catalog::Workload;
 use crate::checks::{self, RowsCheck};
+use crate::drivers::jsonb::JsonbStr;
 use crate::error::BenchError;
 use crate::fixtures::{self, TS_COLUMNS};
 
@@ -35,6 +36,10 @@ impl Conn {
         let client = pgpipe::connect(url).await?;
         let sql = match workload {
             Workload::Unprepared | Workload::Pool => None,
+            Workload::RowsJson => Some(fixtures::JSON_SQL.to_string()),
+            Workload::Ozo | Workload::Techempower | Workload::Stream => {
+                return Err(BenchError::new(format!("{workload} has its own adapter")))
+            }
             Workload::Latency | Workload::Pipeline => Some(fixtures::POINT_SQL.to_string()),
             Workload::Rows1Col => Some(fixtures::ROWS1_SQL.to_string()),
             Workload::Rows9Col => Some(fixtures::ROWS9_SQL.to_string()),
@@ -96,6 +101,17 @@ impl Conn {
                 }
                 check.finish(true)
             }
+            Workload::RowsJson => {
+                let rows = self.client.query(self.stmt()?, ()).await?;
+                let mut check = RowsCheck::default();
+                for row in &rows {
+                    check.json(row.try_get(0)?, row.try_get::<JsonbStr, _>(1)?.0)?;
+                }
+                check.finish(true)
+            }
+            Workload::Ozo | Workload::Techempower | Workload::Stream => Err(BenchError::new(
+                format!("{} has its own adapter", self.workload),
+            )),
             Workload::Rows60Ts => {
                 let rows = self.client.query(self.stmt()?, ()).await?;
                 let mut check = RowsCheck::default();

@@ -13,7 +13,7 @@ use crate::error::BenchError;
 use crate::fixtures;
 
 /// Adds `key=value` to the query of `url`.
-fn with_param(url: &str, key: &str, value: impl std::fmt::Display) -> String {
+pub(crate) fn with_param(url: &str, key: &str, value: impl std::fmt::Display) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
     format!("{url}{sep}{key}={value}")
 }

@@ -8,6 +8,7 @@ use tokio::sync::Mutex;
 
 use crate::catalog::Workload;
 use crate::checks::{self, RowsCheck};
+use crate::drivers::jsonb::JsonbStr;
 use crate::error::BenchError;
 use crate::fixtures::{self, TS_COLUMNS};
 
@@ -43,6 +44,10 @@ impl Conn {
             Workload::Rows1Col => fixtures::ROWS1_SQL.to_string(),
             Workload::Rows9Col => fixtures::ROWS9_SQL.to_string(),
             Workload::Rows60Ts => fixtures::ts60_sql(),
+            Workload::RowsJson => fixtures::JSON_SQL.to_string(),
+            Workload::Ozo | Workload::Techempower | Workload::Stream => {
+                return Err(BenchError::new(format!("{workload} has its own adapter")))
+            }
         };
         Ok(Conn {
             conn: Mutex::new(conn),
@@ -89,6 +94,17 @@ impl Conn {
                 }
                 check.finish(true)
             }
+            Workload::RowsJson => {
+                let rows = sqlx::query(&self.sql).fetch_all(&mut *conn).await?;
+                let mut check = RowsCheck::default();
+                for row in &rows {
+                    check.json(row.try_get(0)?, row.try_get_unchecked::<JsonbStr, _>(1)?.0)?;
+                }
+                check.finish(true)
+            }
+            Workload::Ozo | Workload::Techempower | Workload::Stream => Err(BenchError::new(
+                format!("{} has its own adapter", self.workload),
+            )),
             Workload::Rows60Ts => {
                 let rows = sqlx::query(&self.sql).fetch_all(&mut *conn).await?;
                 let mut check = RowsCheck::default();

@@ -6,6 +6,7 @@ use tokio_postgres::{Client, NoTls, Statement};
 
 use crate::catalog::Workload;
 use crate::checks::{self, RowsCheck};
+use crate::drivers::jsonb::JsonbStr;
 use crate::error::BenchError;
 use crate::fixtures::{self, TS_COLUMNS};
 
@@ -43,6 +44,10 @@ impl Conn {
         });
         let sql = match workload {
             Workload::Unprepared => None,
+            Workload::RowsJson => Some(fixtures::JSON_SQL.to_string()),
+            Workload::Ozo | Workload::Techempower | Workload::Stream => {
+                return Err(BenchError::new(format!("{workload} has its own adapter")))
+            }
             Workload::Latency | Workload::Pipeline | Workload::Pool => {
                 Some(fixtures::POINT_SQL.to_string())
             }
@@ -106,6 +111,17 @@ impl Conn {
                 }
                 check.finish(true)
             }
+            Workload::RowsJson => {
+                let rows = self.client.query(self.stmt()?, &[]).await?;
+                let mut check = RowsCheck::default();
+                for row in &rows {
+                    check.json(row.try_get(0)?, row.try_get::<_, JsonbStr>(1)?.0)?;
+                }
+                check.finish(true)
+            }
+            Workload::Ozo | Workload::Techempower | Workload::Stream => Err(BenchError::new(
+                format!("{} has its own adapter", self.workload),
+            )),
             Workload::Rows60Ts => {
                 let rows = self.client.query(self.stmt()?, &[]).await?;
                 let mut check = RowsCheck::default();

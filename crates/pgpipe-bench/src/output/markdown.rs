@@ -38,6 +38,16 @@ pub fn render(report: &Report) -> String {
                 .map(|n| format!("- {} {} {}: {n}", r.workload, r.variant, r.driver))
         })
         .collect();
+    let charts: Vec<String> = {
+        let mut w: Vec<&str> = report.results.iter().map(|r| r.workload.as_str()).collect();
+        w.dedup();
+        w.iter().map(|w| format!("![{w}]({w}.svg)")).collect()
+    };
+    if !charts.is_empty() {
+        s.push_str("\nCharts (ops/s, log scale):\n\n");
+        s.push_str(&charts.join("\n"));
+        s.push('\n');
+    }
     if !notes.is_empty() {
         s.push_str("\nNotes:\n\n");
         s.push_str(&notes.join("\n"));
@@ -46,12 +56,15 @@ pub fn render(report: &Report) -> String {
     s
 }
 
-/// Writes `results.md` and `results.json` into `dir`; returns their paths.
+/// Writes `results.md`, `results.json` and one `<workload>.svg` chart per
+/// workload into `dir`; returns their paths.
 pub fn write_dir(report: &Report, dir: &Path) -> Result<Vec<String>, BenchError> {
     std::fs::create_dir_all(dir)?;
     let md = dir.join("results.md");
     std::fs::write(&md, render(report))?;
     let json = dir.join("results.json");
     crate::output::json::write(report, &json)?;
-    Ok(vec![md.display().to_string(), json.display().to_string()])
+    let mut paths = vec![md.display().to_string(), json.display().to_string()];
+    paths.extend(crate::output::charts::write(&report.results, dir)?);
+    Ok(paths)
 }

@@ -3,7 +3,7 @@
 use crate::results::{ResultRow, Status};
 
 /// Column headers.
-pub const HEADERS: [&str; 13] = [
+pub const HEADERS: [&str; 14] = [
     "workload",
     "variant",
     "driver",
@@ -17,6 +17,7 @@ pub const HEADERS: [&str; 13] = [
     "cpu us/op",
     "cpu vs tokio-pg",
     "allocs/op",
+    "peak RSS MiB",
 ];
 
 fn num(v: Option<f64>, digits: usize) -> String {
@@ -55,6 +56,7 @@ pub fn cells(r: &ResultRow) -> Vec<String> {
         num(r.client_cpu_us_per_op, 2),
         ratio(r.cpu_ratio_vs_tokio_postgres),
         num(r.allocs_per_op, 1),
+        num(r.peak_rss_bytes.map(|b| b as f64 / (1u64 << 20) as f64), 1),
     ]
 }
 

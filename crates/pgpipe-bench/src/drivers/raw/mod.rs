@@ -15,11 +15,16 @@ use bytes::{Buf, BufMut, BytesMut};
 use hdrhistogram::Histogram;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+mod spec;
+
+pub use spec::{RawCheck, RawSpec};
+
 use crate::catalog::Workload;
 use crate::checks;
+use crate::drivers::techempower::{self, World};
 use crate::error::BenchError;
-use crate::fixtures;
 use crate::histogram;
+use crate::shape::Shape;
 
 trait Stream: AsyncRead + AsyncWrite + Send + Unpin {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin> Stream for T {}
@@ -36,7 +41,7 @@ pub struct RawConn {
     template: Vec<u8>,
     /// Where the int4 key sits in `template`, for point selects.
     key_at: Option<usize>,
-    workload: Workload,
+    spec: RawSpec,
 }
 
 fn put_cstr(buf: &mut BytesMut, s: &str) {
@@ -67,12 +72,11 @@ fn parse_msg(buf: &mut BytesMut, name: &str, sql: &str, with_param: bool) {
     });
 }
 
-/// Encodes the workload's request; returns it and the key's offset.
-fn encode_request(workload: Workload) -> (Vec<u8>, Option<usize>) {
+/// Encodes one request of `spec`; returns it and the key's offset.
+fn encode_request(spec: &RawSpec) -> (Vec<u8>, Option<usize>) {
     let mut buf = BytesMut::new();
-    let point = workload.is_point();
-    let stmt = if workload == Workload::Unprepared {
-        parse_msg(&mut buf, "", fixtures::POINT_SQL, true);
+    let stmt = if spec.unprepared {
+        parse_msg(&mut buf, "", &spec.sql, spec.with_param);
         ""
     } else {
         "s"
@@ -81,7 +85,7 @@ fn encode_request(workload: Workload) -> (Vec<u8>, Option<usize>) {
     message(&mut buf, b'B', |b| {
         put_cstr(b, "");
         put_cstr(b, stmt);
-        if point {
+        if spec.with_param {
             b.put_i16(1);
             b.put_i16(1);
             b.put_i16(1);
@@ -103,17 +107,6 @@ fn encode_request(workload: Workload) -> (Vec<u8>, Option<usize>) {
     (buf.to_vec(), key_at)
 }
 
-fn workload_sql(workload: Workload) -> String {
-    match workload {
-        Workload::Latency | Workload::Pipeline | Workload::Unprepared | Workload::Pool => {
-            fixtures::POINT_SQL.to_string()
-        }
-        Workload::Rows1Col => fixtures::ROWS1_SQL.to_string(),
-        Workload::Rows9Col => fixtures::ROWS9_SQL.to_string(),
-        Workload::Rows60Ts => fixtures::ts60_sql(),
-    }
-}
-
 /// The `M` field of an ErrorResponse body.
 fn error_text(body: &[u8]) -> String {
     let mut rest = body;
@@ -129,8 +122,13 @@ fn error_text(body: &[u8]) -> String {
 
 impl RawConn {
     /// Connects (TCP or Unix socket, from a libpq-style URL), logs in and
-    /// prepares the workload's statement.
+    /// prepares the workload's statement (its plain variant).
     pub async fn connect(url: &str, workload: Workload) -> Result<RawConn, BenchError> {
+        RawConn::connect_with(url, RawSpec::new(workload, Shape::Plain)?).await
+    }
+
+    /// The same for any spec.
+    pub async fn connect_with(url: &str, spec: RawSpec) -> Result<RawConn, BenchError> {
         let config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| BenchError::new(format!("raw: bad URL: {e}")))?;
@@ -166,14 +164,14 @@ impl RawConn {
                 Box::pin(s)
             }
         };
-        let (template, key_at) = encode_request(workload);
+        let (template, key_at) = encode_request(&spec);
         let mut conn = RawConn {
             stream,
             rbuf: BytesMut::with_capacity(256 * 1024),
             wbuf: BytesMut::with_capacity(64 * 1024),
             template,
             key_at,
-            workload,
+            spec,
         };
         tokio::time::timeout(CONNECT_TIMEOUT, conn.startup(&user, &dbname, password))
             .await
@@ -225,10 +223,9 @@ impl RawConn {
                 _ => {}
             }
         }
-        if self.workload != Workload::Unprepared {
+        if !self.spec.unprepared {
             let mut m = BytesMut::new();
-            let point = self.workload.is_point();
-            parse_msg(&mut m, "s", &workload_sql(self.workload), point);
+            parse_msg(&mut m, "s", &self.spec.sql, self.spec.with_param);
             message(&mut m, b'S', |_| {});
             self.stream.write_all(&m).await?;
             loop {
@@ -272,6 +269,38 @@ impl RawConn {
         }
     }
 
+    /// Runs the prepared statement once (binary results) and returns the
+    /// server's answer as wire messages: the RowDescription of a statement
+    /// Describe, and the DataRows plus CommandComplete of the Execute (for
+    /// the replay server).
+    pub async fn capture(&mut self) -> Result<(Vec<u8>, Vec<u8>), BenchError> {
+        let mut m = BytesMut::new();
+        message(&mut m, b'D', |b| {
+            b.put_u8(b'S');
+            put_cstr(b, "s");
+        });
+        m.extend_from_slice(&self.template);
+        self.stream.write_all(&m).await?;
+        let (mut desc, mut rows) = (Vec::new(), Vec::new());
+        loop {
+            let (tag, body) = self.read_message().await?;
+            let out = match tag {
+                b'T' => &mut desc,
+                b'D' | b'C' => &mut rows,
+                b'E' => return Err(BenchError::new(format!("raw: {}", error_text(&body)))),
+                b'Z' => break,
+                _ => continue,
+            };
+            out.push(tag);
+            out.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+            out.extend_from_slice(&body);
+        }
+        if desc.is_empty() || rows.is_empty() {
+            return Err(BenchError::new("raw: the capture returned no rows"));
+        }
+        Ok((desc, rows))
+    }
+
     fn push_request(&mut self, key: i32) {
         let at = self.wbuf.len();
         self.wbuf.extend_from_slice(&self.template);
@@ -280,8 +309,56 @@ impl RawConn {
         }
     }
 
-    /// Keeps `outstanding` requests in flight until `stop` is set, then
-    /// drains. Returns (requests completed, latency histogram).
+    /// Queues the requests of operation `n` of `task`; each gets an
+    /// in-flight entry (sent at `t`, its key, whether it ends the operation).
+    fn push_op(&mut self, task: usize, n: u64, t: Instant, inflight: &mut VecDeque<InFlight>) {
+        let key = checks::key(task, n);
+        let count = self.spec.requests_per_op.max(1);
+        let keys = (count > 1).then(|| techempower::randoms(key).0);
+        for i in 0..count {
+            let k = keys
+                .as_ref()
+                .and_then(|ks| ks.get(i).copied())
+                .unwrap_or(key);
+            self.push_request(k);
+            inflight.push_back(InFlight {
+                sent: t,
+                key: k,
+                last: i + 1 == count,
+            });
+        }
+    }
+
+    /// Checks one DataRow of the request for `key`.
+    fn check_row(&self, key: i32, body: &[u8]) -> Result<(), BenchError> {
+        match self.spec.check {
+            RawCheck::Count => Ok(()),
+            // ncols(2) len(4) id(4) len(4) v(8)
+            RawCheck::Point => {
+                let (Some(id), Some(v)) = (body.get(6..10), body.get(14..22)) else {
+                    return Err(BenchError::new("raw: short DataRow"));
+                };
+                let id = i32::from_be_bytes([id[0], id[1], id[2], id[3]]);
+                let mut b = [0u8; 8];
+                b.copy_from_slice(v);
+                checks::point(key, id, i64::from_be_bytes(b))
+            }
+            // ncols(2) len(4) id(4) len(4) randomnumber(4)
+            RawCheck::World => {
+                let (Some(id), Some(r)) = (body.get(6..10), body.get(14..18)) else {
+                    return Err(BenchError::new("raw: short DataRow"));
+                };
+                let world = World {
+                    id: i32::from_be_bytes([id[0], id[1], id[2], id[3]]),
+                    randomnumber: i32::from_be_bytes([r[0], r[1], r[2], r[3]]),
+                };
+                techempower::check_worlds(&[key], &[world]).map(|_| ())
+            }
+        }
+    }
+
+    /// Keeps `outstanding` operations in flight until `stop` is set, then
+    /// drains. Returns (operations completed, latency histogram).
     pub async fn drive(
         &mut self,
         task: usize,
@@ -289,18 +366,16 @@ impl RawConn {
         stop: Arc<AtomicBool>,
     ) -> Result<(u64, Histogram<u64>), BenchError> {
         let mut hist = histogram::new_histogram();
-        let mut inflight: VecDeque<(Instant, i32)> = VecDeque::with_capacity(outstanding);
-        let expected_rows = self.workload.rows_per_op();
-        let point = self.workload.is_point();
+        let mut inflight: VecDeque<InFlight> =
+            VecDeque::with_capacity(outstanding * self.spec.requests_per_op.max(1));
+        let expected_rows = self.spec.rows_per_request;
         let mut sent: u64 = 0;
         let mut done: u64 = 0;
         let mut rows: u64 = 0;
         let now = Instant::now();
         for _ in 0..outstanding.max(1) {
-            let key = checks::key(task, sent);
+            self.push_op(task, sent, now, &mut inflight);
             sent += 1;
-            self.push_request(key);
-            inflight.push_back((now, key));
         }
         while !inflight.is_empty() {
             if !self.wbuf.is_empty() {
@@ -325,24 +400,15 @@ impl RawConn {
                 if avail.len() < 1 + len {
                     break;
                 }
-                let body = &avail[5..1 + len];
-                match avail[0] {
+                let tag = avail[0];
+                match tag {
                     b'D' => {
                         rows += 1;
-                        if point {
-                            let key = inflight.front().map(|f| f.1).unwrap_or(0);
-                            // ncols(2) len(4) id(4) len(4) v(8)
-                            if body.len() < 22 {
-                                return Err(BenchError::new("raw: short DataRow"));
-                            }
-                            let id = i32::from_be_bytes([body[6], body[7], body[8], body[9]]);
-                            let mut v = [0u8; 8];
-                            v.copy_from_slice(&body[14..22]);
-                            checks::point(key, id, i64::from_be_bytes(v))?;
-                        }
+                        let key = inflight.front().map_or(0, |f| f.key);
+                        self.check_row(key, &self.rbuf[pos + 5..pos + 1 + len])?;
                     }
                     b'Z' => {
-                        let Some((t0, _)) = inflight.pop_front() else {
+                        let Some(req) = inflight.pop_front() else {
                             return Err(BenchError::new("raw: unexpected ReadyForQuery"));
                         };
                         if rows != expected_rows {
@@ -351,17 +417,18 @@ impl RawConn {
                             )));
                         }
                         rows = 0;
-                        let t = *now.get_or_insert_with(Instant::now);
-                        histogram::record(&mut hist, t - t0);
-                        done += 1;
-                        if !stop.load(Ordering::Relaxed) {
-                            let key = checks::key(task, sent);
-                            sent += 1;
-                            self.push_request(key);
-                            inflight.push_back((t, key));
+                        if req.last {
+                            let t = *now.get_or_insert_with(Instant::now);
+                            histogram::record(&mut hist, t - req.sent);
+                            done += 1;
+                            if !stop.load(Ordering::Relaxed) {
+                                self.push_op(task, sent, t, &mut inflight);
+                                sent += 1;
+                            }
                         }
                     }
                     b'E' => {
+                        let body = &self.rbuf[pos + 5..pos + 1 + len];
                         return Err(BenchError::new(format!("raw: {}", error_text(body))));
                     }
                     _ => {}
@@ -372,4 +439,12 @@ impl RawConn {
         }
         Ok((done, hist))
     }
+}
+
+/// One request in flight.
+struct InFlight {
+    sent: Instant,
+    key: i32,
+    /// The last request of its operation.
+    last: bool,
 }

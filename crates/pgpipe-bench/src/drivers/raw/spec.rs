@@ -1,0 +1,79 @@
+//! What the raw floor sends for a workload variant: one statement, how
+//! many requests (Bind/Execute/Sync) make an operation, the rows each
+//! returns and how their values are checked.
+
+use crate::catalog::Workload;
+use crate::drivers::techempower::{FORTUNE_SQL, WORLD_SQL};
+use crate::error::BenchError;
+use crate::fixtures;
+use crate::shape::{Shape, TeCase, TE_N};
+
+/// How the raw floor checks a DataRow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawCheck {
+    /// Only counted.
+    Count,
+    /// `bench_kv`: id is the key, v is 3 * id.
+    Point,
+    /// `world`: id is the key, randomnumber in 1..=10,000.
+    World,
+}
+
+/// The raw floor's plan for one workload variant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawSpec {
+    /// The statement.
+    pub sql: String,
+    /// One int4 parameter (the key).
+    pub with_param: bool,
+    /// Parse before every Bind (no prepared statement).
+    pub unprepared: bool,
+    /// Requests (each with its Sync) per operation.
+    pub requests_per_op: usize,
+    /// DataRows each request must return.
+    pub rows_per_request: u64,
+    /// The check of each DataRow.
+    pub check: RawCheck,
+}
+
+impl RawSpec {
+    /// The spec for `workload` in a variant of `shape`.
+    pub fn new(workload: Workload, shape: Shape) -> Result<RawSpec, BenchError> {
+        let simple = |sql: String, rows| RawSpec {
+            sql,
+            with_param: false,
+            unprepared: false,
+            requests_per_op: 1,
+            rows_per_request: rows,
+            check: RawCheck::Count,
+        };
+        Ok(match (workload, shape) {
+            (Workload::Latency | Workload::Pipeline | Workload::Unprepared | Workload::Pool, _) => {
+                RawSpec {
+                    sql: fixtures::POINT_SQL.into(),
+                    with_param: true,
+                    unprepared: workload == Workload::Unprepared,
+                    requests_per_op: 1,
+                    rows_per_request: 1,
+                    check: RawCheck::Point,
+                }
+            }
+            (Workload::Rows1Col, _) => simple(fixtures::ROWS1_SQL.into(), fixtures::ROWS),
+            (Workload::Rows9Col, _) => simple(fixtures::ROWS9_SQL.into(), fixtures::ROWS),
+            (Workload::RowsJson, _) => simple(fixtures::JSON_SQL.into(), fixtures::ROWS),
+            (Workload::Rows60Ts, _) => simple(fixtures::ts60_sql(), fixtures::ROWS),
+            (Workload::Techempower, Shape::Te(TeCase::Fortunes)) => {
+                simple(FORTUNE_SQL.into(), fixtures::FORTUNES.len() as u64)
+            }
+            (Workload::Techempower, Shape::Te(TeCase::Queries)) => RawSpec {
+                sql: WORLD_SQL.into(),
+                with_param: true,
+                unprepared: false,
+                requests_per_op: TE_N,
+                rows_per_request: 1,
+                check: RawCheck::World,
+            },
+            (w, s) => return Err(BenchError::new(format!("raw cannot express {w} {s:?}"))),
+        })
+    }
+}

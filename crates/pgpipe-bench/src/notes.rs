@@ -1,0 +1,118 @@
+//! The notes that say what a row of the newer workloads measured.
+
+use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
+use crate::shape::{OzoCase, Shape, TeCase};
+use crate::variants::TE_TASKS;
+
+/// The note of a measured row: what `driver` does in `variant`, or a
+/// caveat (`None` when there is nothing to say).
+pub fn note(workload: Workload, driver: DriverKind, variant: &Variant) -> Option<String> {
+    if let Some(n) = shape_note(driver, variant) {
+        return Some(n);
+    }
+    Some(match driver {
+        _ if workload == Workload::Pool => pool_note(driver, variant),
+        DriverKind::Sqlx if variant.tasks_per_conn > 1 => {
+            "no pipelining: tasks take turns on the connection".into()
+        }
+        DriverKind::Raw if workload == Workload::Unprepared => {
+            "raw sends Parse+Bind+Execute+Sync every time (no statement cache)".into()
+        }
+        DriverKind::Pgbench if variant.tasks_per_conn > 1 => format!(
+            "batches of {} in \\startpipeline, not a continuous pipeline; no latency",
+            variant.tasks_per_conn
+        ),
+        DriverKind::Pgbench => "no latency percentiles".into(),
+        _ => return None,
+    })
+}
+
+/// What a `pool` row measured.
+pub fn pool_note(driver: DriverKind, variant: &Variant) -> String {
+    let tasks = variant.total_tasks();
+    match (driver, variant.pool) {
+        (DriverKind::Pgpipe, PoolMode::Dedicated) => format!(
+            "{} Client(s) x {} tasks, query_one(sql) (statement cache)",
+            variant.connections, variant.tasks_per_conn
+        ),
+        (_, PoolMode::Dedicated) => format!(
+            "{} client(s) x {} tasks, prepared statement",
+            variant.connections, variant.tasks_per_conn
+        ),
+        (DriverKind::Pgpipe, PoolMode::Shared { max_size, shared }) => format!(
+            "Pool max_size {max_size}, shared lane {}, {tasks} tasks: pool.query_one(sql)",
+            shared.map_or("default (max_size/4)".to_string(), |n| n.to_string())
+        ),
+        (DriverKind::Pgpipe, PoolMode::Checkout) => format!(
+            "Pool max_size {}, {tasks} tasks: pool.get() then query_one(sql) per op",
+            variant.connections
+        ),
+        (_, _) => format!(
+            "pool max_size {}, {tasks} tasks: get() + prepare_cached + query_one per op",
+            variant.connections
+        ),
+    }
+}
+
+/// What `driver` does in `variant`, for the ozo, techempower, stream and
+/// replay rows (`None` for the others).
+pub fn shape_note(driver: DriverKind, variant: &Variant) -> Option<String> {
+    use DriverKind as D;
+    let n = variant.connections;
+    Some(match (variant.shape, driver) {
+        (Shape::Ozo(OzoCase::Basic), D::Pgpipe) => {
+            "connect + query(\"SELECT 1\") + close per request".into()
+        }
+        (Shape::Ozo(OzoCase::Basic), _) => {
+            "connect + query(\"SELECT 1\") (prepare + execute) + drop per request".into()
+        }
+        (Shape::Ozo(OzoCase::Reuse), D::Pgpipe) => {
+            "one Client, query(\"SELECT 1\") (statement cache)".into()
+        }
+        (Shape::Ozo(OzoCase::Reuse), _) => "one client, prepared statement".into(),
+        (Shape::Ozo(case), D::Pgpipe) => format!(
+            "Pool max_size {}, shared lane {n}, {n} task(s): pool.query(..){}",
+            n + 1,
+            parsed(case)
+        ),
+        (Shape::Ozo(case), _) => format!(
+            "pool max_size {}, {n} task(s): get() + prepare_cached + query{}",
+            n + 1,
+            parsed(case)
+        ),
+        (Shape::Te(TeCase::Fortunes), D::Raw) => format!(
+            "{TE_TASKS} operations in flight on one connection; pre-encoded Bind/Execute/Sync, 12 rows counted"
+        ),
+        (Shape::Te(_), D::Raw) => format!(
+            "{TE_TASKS} operations in flight on one connection; 20 pre-encoded Bind/Execute/Sync each, ids checked"
+        ),
+        (Shape::Te(case), D::Sqlx) => format!(
+            "{TE_TASKS} tasks take turns on one connection; {} one statement at a time",
+            te(case)
+        ),
+        (Shape::Te(case), _) => {
+            format!("{TE_TASKS} tasks on one connection; {} pipelined", te(case))
+        }
+        (Shape::Stream { rows }, _) => {
+            format!("{rows} rows in a child process; ops/s are rows/s; connect included")
+        }
+        (Shape::Replay, _) => "answered by the in-tool replay server (captured response)".into(),
+        _ => return None,
+    })
+}
+
+fn parsed(case: OzoCase) -> &'static str {
+    match case {
+        OzoCase::Parsed => ", rows into Vec<(i32,)>",
+        OzoCase::ComplexParsed => ", rows into Vec<PgType> (12 typed columns)",
+        _ => ", rows counted",
+    }
+}
+
+fn te(case: TeCase) -> &'static str {
+    match case {
+        TeCase::Fortunes => "12 rows into structs + 1, sorted;",
+        TeCase::Queries => "20 point selects per op,",
+        TeCase::Updates => "20 selects then 20 updates per op,",
+    }
+}

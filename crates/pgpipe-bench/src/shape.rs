@@ -1,0 +1,53 @@
+//! What one operation of a variant does, beyond "the workload's query":
+//! the cases of the `ozo` and `techempower` tables, the row count of
+//! `stream`, and whether a `rows-*` variant talks to the replay server.
+
+/// One row of the ozo talk's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OzoCase {
+    /// A new connection per request (`SELECT 1`), closed after it.
+    Basic,
+    /// One connection reused for every request (`SELECT 1`).
+    Reuse,
+    /// A pool; the result's rows are only counted (`SELECT 1`).
+    Pool,
+    /// A pool; the result decoded into typed rows (`Vec<(i32,)>`).
+    Parsed,
+    /// The `pg_type` query through a pool, rows only counted.
+    ComplexRaw,
+    /// The `pg_type` query through a pool, every column decoded into a struct.
+    ComplexParsed,
+}
+
+/// One of the TechEmpower shapes (without HTTP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TeCase {
+    /// 12 fortunes read into structs, one added, sorted by message.
+    Fortunes,
+    /// 20 random `world` rows by id.
+    Queries,
+    /// 20 random `world` rows read, then updated with new random numbers.
+    Updates,
+}
+
+/// Where a variant departs from the plain "run the workload's query".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// The workload's own operation against the real server.
+    Plain,
+    /// An `ozo` row.
+    Ozo(OzoCase),
+    /// A `techempower` shape.
+    Te(TeCase),
+    /// `stream`: this many rows, each driver in a child process.
+    Stream {
+        /// Rows streamed per measurement.
+        rows: u64,
+    },
+    /// A `rows-*` workload answered by the in-tool replay server.
+    Replay,
+}
+
+/// Requests (and so round trips, unless pipelined) per TechEmpower
+/// Multiple queries / Updates operation.
+pub const TE_N: usize = 20;
