@@ -7,8 +7,8 @@ use clap::Parser;
 
 use crate::catalog::{DriverKind, Workload};
 
-/// pgpipe's benchmark tool: pgpipe against tokio-postgres, sqlx, pgbench
-/// and a raw protocol floor. Without --url (or DATABASE_URL) it starts a
+/// pgpipe's benchmark tool: pgpipe against tokio-postgres, sqlx,
+/// deadpool-postgres, pgbench and a raw protocol floor. Without --url (or DATABASE_URL) it starts a
 /// throwaway cluster and runs the quick suite.
 #[derive(Debug, Parser, Default)]
 #[command(name = "pgpipe-bench", version)]
@@ -16,8 +16,8 @@ pub struct Args {
     /// Server to use (fixture tables are created there); default: a throwaway cluster.
     #[arg(long, env = "DATABASE_URL")]
     pub url: Option<String>,
-    /// Workloads to run, comma-separated (default: all; the quick suite
-    /// leaves out `pool`).
+    /// Workloads to run, comma-separated (default: the quick suite, all but
+    /// `pool`; with --full, all).
     #[arg(long, value_delimiter = ',')]
     pub workloads: Vec<String>,
     /// Drivers to run, comma-separated (default: all).
@@ -45,13 +45,15 @@ pub struct Args {
     /// Write results as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Write results.md (and results.json) into this directory.
+    /// Write results.md, results.json and one SVG chart per workload into
+    /// this directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// The quick suite (the default): short rounds, fewer concurrency levels.
     #[arg(long)]
     pub quick: bool,
-    /// The full suite: longer rounds, every concurrency level.
+    /// The full suite: longer rounds, every concurrency level, ozo's 1..64
+    /// connections, 10M stream rows, the replay variants, `pool`.
     #[arg(long, conflicts_with = "quick")]
     pub full: bool,
     /// List workloads and drivers, then exit.

@@ -26,17 +26,18 @@ pub fn render(report: &Report) -> String {
     ));
     s.push_str(&format!("| {} |\n", table::HEADERS.join(" | ")));
     s.push_str(&format!("|{}\n", " --- |".repeat(table::HEADERS.len())));
-    for r in &report.results {
+    let (rows, not_run) = table::shown_rows(&report.results);
+    for r in &rows {
         s.push_str(&format!("| {} |\n", table::cells(r).join(" | ")));
     }
-    let notes: Vec<String> = report
-        .results
+    let notes: Vec<String> = not_run
         .iter()
-        .filter_map(|r| {
+        .map(|l| format!("- {l}"))
+        .chain(rows.iter().filter_map(|r| {
             r.note
                 .as_ref()
                 .map(|n| format!("- {} {} {}: {n}", r.workload, r.variant, r.driver))
-        })
+        }))
         .collect();
     let charts: Vec<String> = {
         let mut w: Vec<&str> = report.results.iter().map(|r| r.workload.as_str()).collect();

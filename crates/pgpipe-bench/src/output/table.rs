@@ -60,9 +60,45 @@ pub fn cells(r: &ResultRow) -> Vec<String> {
     ]
 }
 
+/// Splits off the drivers that ran nothing in a whole workload (every row
+/// `unsupported`): the rows to show, and one line per such workload naming
+/// those drivers and why (they are summarized, not dropped silently; the
+/// JSON keeps every row).
+pub fn shown_rows(rows: &[ResultRow]) -> (Vec<&ResultRow>, Vec<String>) {
+    let idle = |w: &str, d: &str| {
+        rows.iter()
+            .filter(|r| r.workload == w && r.driver == d)
+            .all(|r| r.status == Status::Unsupported)
+    };
+    let mut shown = Vec::new();
+    let mut summary: Vec<(String, Vec<String>)> = Vec::new();
+    for r in rows {
+        if !idle(&r.workload, &r.driver) {
+            shown.push(r);
+            continue;
+        }
+        let why = format!(
+            "{} ({})",
+            r.driver,
+            r.note.as_deref().unwrap_or("unsupported")
+        );
+        match summary.iter_mut().find(|(w, _)| *w == r.workload) {
+            Some((_, ds)) if ds.iter().any(|d| d.starts_with(&format!("{} (", r.driver))) => {}
+            Some((_, ds)) => ds.push(why),
+            None => summary.push((r.workload.clone(), vec![why])),
+        }
+    }
+    let lines = summary
+        .into_iter()
+        .map(|(w, ds)| format!("{w}: not run by {}", ds.join(", ")))
+        .collect();
+    (shown, lines)
+}
+
 /// The aligned text table, with notes for `-` rows after it.
-pub fn render(rows: &[ResultRow]) -> String {
-    let body: Vec<Vec<String>> = rows.iter().map(cells).collect();
+pub fn render(all: &[ResultRow]) -> String {
+    let (rows, not_run) = shown_rows(all);
+    let body: Vec<Vec<String>> = rows.iter().map(|r| cells(r)).collect();
     let mut widths: Vec<usize> = HEADERS.iter().map(|h| h.len()).collect();
     for r in &body {
         for (w, c) in widths.iter_mut().zip(r) {
@@ -97,13 +133,14 @@ pub fn render(rows: &[ResultRow]) -> String {
         out.push_str(&line(cells));
         out.push('\n');
     }
-    let notes: Vec<String> = rows
+    let notes: Vec<String> = not_run
         .iter()
-        .filter_map(|r| {
+        .map(|l| format!("  {l}"))
+        .chain(rows.iter().filter_map(|r| {
             r.note
                 .as_ref()
                 .map(|n| format!("  {} {} {}: {n}", r.workload, r.variant, r.driver))
-        })
+        }))
         .collect();
     if rows.iter().any(|r| r.wide_spread) {
         out.push_str("\n~ : the rounds' max/min throughput exceeds 1.2 (noisy)\n");
@@ -123,4 +160,51 @@ pub fn render(rows: &[ResultRow]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(variant: &str, driver: &str, status: Status) -> ResultRow {
+        let mut r = ResultRow::empty("ozo", variant, driver, 1);
+        r.status = status;
+        if status == Status::Unsupported {
+            r.note = Some(format!("{driver} cannot"));
+        }
+        r
+    }
+
+    #[test]
+    fn drivers_that_ran_nothing_are_summarized_not_dropped() {
+        let rows = vec![
+            row("reuse", "pgpipe", Status::Ok),
+            row("reuse", "sqlx", Status::Unsupported),
+            row("reuse", "deadpool-postgres", Status::Unsupported),
+            row("pool", "pgpipe", Status::Ok),
+            row("pool", "sqlx", Status::Unsupported),
+            row("pool", "deadpool-postgres", Status::Ok),
+        ];
+        let (shown, not_run) = shown_rows(&rows);
+        let names: Vec<(&str, &str)> = shown
+            .iter()
+            .map(|r| (r.variant.as_str(), r.driver.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("reuse", "pgpipe"),
+                ("reuse", "deadpool-postgres"),
+                ("pool", "pgpipe"),
+                ("pool", "deadpool-postgres")
+            ]
+        );
+        assert_eq!(not_run, ["ozo: not run by sqlx (sqlx cannot)"]);
+        let text = render(&rows);
+        assert!(
+            text.contains("ozo: not run by sqlx (sqlx cannot)"),
+            "{text}"
+        );
+        assert!(text.contains("deadpool-postgres cannot"), "{text}");
+    }
 }
