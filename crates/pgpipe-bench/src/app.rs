@@ -18,6 +18,7 @@ pub async fn run(
     url: &str,
     throwaway: bool,
     command: String,
+    pinning: Option<String>,
 ) -> Result<Report, BenchError> {
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -29,7 +30,8 @@ pub async fn run(
         eprintln!("fixtures filled: {}", filled.filled.join(", "));
     }
     let setup = fixtures::setup_client(url).await?;
-    let machine = machine::gather(&setup, throwaway).await;
+    let mut machine = machine::gather(&setup, throwaway).await;
+    machine.pinning = pinning;
     drop(setup);
     let results = suite::run(plan, url).await;
     Ok(Report {

@@ -72,6 +72,11 @@ pub struct Args {
     /// load hits them alike.
     #[arg(long)]
     pub interleave: bool,
+    /// Pin the client (this process, its runtime threads and pgbench) to the
+    /// first half of the CPUs and a throwaway server to the other half
+    /// (sched_setaffinity). With --url only the client is pinned.
+    #[arg(long)]
+    pub pin: bool,
     /// Only these variants (labels, comma-separated, e.g. `reuse,pool`).
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,
@@ -123,6 +128,8 @@ pub struct Plan {
     pub variant_filter: Vec<String>,
     /// `--interleave`: a workload's variants alternate round by round.
     pub interleave: bool,
+    /// `--pin`: client and server on separate CPUs.
+    pub pin: bool,
 }
 
 fn seconds(v: Option<f64>, default: f64, what: &str) -> Result<Duration, String> {
@@ -227,6 +234,7 @@ impl Plan {
             stream_rows,
             variant_filter: Vec::new(),
             interleave: args.interleave,
+            pin: args.pin,
         };
         let known: Vec<String> = plan
             .workloads

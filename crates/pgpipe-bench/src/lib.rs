@@ -17,6 +17,7 @@ pub mod machine;
 pub mod measure;
 pub mod notes;
 pub mod output;
+pub mod pin;
 pub mod replay;
 pub mod results;
 pub mod runner;

@@ -21,6 +21,8 @@ pub struct Machine {
     pub git_commit: Option<String>,
     /// Whether the server is a throwaway cluster started by the tool.
     pub throwaway_cluster: bool,
+    /// How client and server were pinned to CPUs (`--pin`), if they were.
+    pub pinning: Option<String>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -87,5 +89,6 @@ pub async fn gather(client: &tokio_postgres::Client, throwaway: bool) -> Machine
         postgres_settings,
         git_commit,
         throwaway_cluster: throwaway,
+        pinning: None,
     }
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use pgpipe_bench::alloc::CountingAlloc;
 use pgpipe_bench::cli::{self, Args, Plan};
-use pgpipe_bench::{app, child, output};
+use pgpipe_bench::{app, child, output, pin};
 use pgpipe_testkit::{AuthRole, Cluster};
 
 #[global_allocator]
@@ -55,6 +55,21 @@ fn main() -> ExitCode {
             url
         }
     };
+    // Before the runtime starts, so that its threads inherit the mask.
+    let pinning = if plan.pin {
+        match pin(cluster.as_ref()) {
+            Ok(p) => {
+                eprintln!("{}", p.describe());
+                Some(p.describe())
+            }
+            Err(e) => {
+                eprintln!("pgpipe-bench: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        None
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -65,7 +80,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(app::run(&plan, &url, cluster.is_some(), command));
+    let result = runtime.block_on(app::run(&plan, &url, cluster.is_some(), command, pinning));
     drop(runtime);
     let code = match result {
         Ok(report) => {
@@ -125,4 +140,19 @@ fn stream_child(driver: &str, args: &Args) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--pin`: the client on the first half of the CPUs, a throwaway cluster
+/// on the rest.
+fn pin(cluster: Option<&Cluster>) -> Result<pin::Pinning, pgpipe_bench::error::BenchError> {
+    let (client, server) = pin::split(&pin::available_cpus()?)?;
+    let server = match cluster.and_then(Cluster::dir) {
+        Some(root) => {
+            pin::pin_cluster(root, &server)?;
+            server
+        }
+        None => Vec::new(),
+    };
+    pin::pin_process(std::process::id(), &client)?;
+    Ok(pin::Pinning { client, server })
 }

@@ -210,7 +210,7 @@ async fn json_report_has_the_schema_fields() {
     ])
     .expect("args");
     let plan = Plan::from_args(&args).expect("plan");
-    let report = app::run(&plan, &url, false, "test".into())
+    let report = app::run(&plan, &url, false, "test".into(), None)
         .await
         .expect("run");
     let text = output::json::to_string(&report).expect("json");

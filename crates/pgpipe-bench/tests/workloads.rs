@@ -307,7 +307,9 @@ async fn out_dir_gets_results_and_one_chart_per_workload() {
         &dir_arg,
         "--no-progress",
     ]);
-    let report = app::run(&p, &url, false, "test".into()).await.expect("run");
+    let report = app::run(&p, &url, false, "test".into(), None)
+        .await
+        .expect("run");
     let paths = app::write_outputs(&p, &report).expect("write");
     for f in [
         "results.md",
@@ -361,7 +363,9 @@ async fn interleaved_variants_each_get_every_round() {
         "--no-progress",
     ]);
     assert!(p.interleave);
-    let report = app::run(&p, &url, false, "test".into()).await.expect("run");
+    let report = app::run(&p, &url, false, "test".into(), None)
+        .await
+        .expect("run");
     let measured: Vec<(String, String, usize)> = report
         .results
         .iter()
