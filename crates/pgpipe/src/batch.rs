@@ -318,19 +318,16 @@ impl<'a> Batch<'a> {
             if error.is_some() {
                 continue;
             }
+            if tag == tag::DATA_ROW {
+                match columns.as_ref().map(|cols| Row::from_body(cols, body)) {
+                    Some(Ok(row)) => rows.push(row),
+                    Some(Err(e)) => error = Some((i, e)),
+                    None => error = Some((i, Error::protocol("DataRow before RowDescription"))),
+                }
+                continue;
+            }
             let body_copy = body.clone();
             match Message::parse(tag, body) {
-                Ok(Message::DataRow(row)) => match &columns {
-                    Some(cols) if cols.len() == row.column_count() => {
-                        rows.push(Row::new(cols.clone(), row.into_buffer()))
-                    }
-                    _ => {
-                        error = Some((
-                            i,
-                            Error::protocol("DataRow does not match the RowDescription"),
-                        ))
-                    }
-                },
                 Ok(Message::RowDescription(desc)) => {
                     let cols: Arc<[Column]> = desc
                         .fields()

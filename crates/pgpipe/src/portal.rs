@@ -150,15 +150,16 @@ impl Portal {
             if tag == tag::READY_FOR_QUERY {
                 break;
             }
+            if tag == tag::DATA_ROW {
+                match Row::from_body(&self.columns, body) {
+                    Ok(row) => rows.push(row),
+                    Err(e) => {
+                        error.get_or_insert(e);
+                    }
+                }
+                continue;
+            }
             match Message::parse(tag, body) {
-                Ok(Message::DataRow(row)) if row.column_count() == self.columns.len() => {
-                    rows.push(Row::new(self.columns.clone(), row.into_buffer()));
-                }
-                Ok(Message::DataRow(_)) => {
-                    error.get_or_insert_with(|| {
-                        Error::protocol("DataRow does not match the RowDescription")
-                    });
-                }
                 Ok(Message::PortalSuspended) => {}
                 Ok(Message::CommandComplete(_)) | Ok(Message::EmptyQueryResponse) => {
                     self.exhausted = true

@@ -313,22 +313,10 @@ pub(crate) async fn read_response(
                     error.get_or_insert_with(|| Error::protocol("DataRow before RowDescription"));
                     continue;
                 };
-                match Message::parse(tag, body) {
-                    Ok(Message::DataRow(row)) if row.column_count() == cols.len() => {
-                        on_row(Row::new(cols.clone(), row.into_buffer()))
-                    }
-                    Ok(Message::DataRow(row)) => {
-                        error.get_or_insert_with(|| {
-                            Error::protocol(format!(
-                                "DataRow has {} columns but RowDescription announced {}",
-                                row.column_count(),
-                                cols.len()
-                            ))
-                        });
-                    }
-                    Ok(_) => unreachable_message(&mut error),
+                match Row::from_body(cols, body) {
+                    Ok(row) => on_row(row),
                     Err(e) => {
-                        error.get_or_insert_with(|| Error::protocol(e.to_string()));
+                        error.get_or_insert(e);
                     }
                 }
             }
@@ -396,8 +384,4 @@ pub(crate) async fn read_response(
         columns,
         parsed,
     }
-}
-
-fn unreachable_message(error: &mut Option<Error>) {
-    error.get_or_insert_with(|| Error::protocol("DataRow parsed as another message"));
 }

@@ -101,16 +101,15 @@ impl RowStream {
                 // Only ReadyForQuery matters after an error.
                 continue;
             }
+            if tag == tag::DATA_ROW {
+                match self.columns.as_ref().map(|cols| Row::from_body(cols, body)) {
+                    Some(Ok(row)) => return Poll::Ready(Some(Ok(row))),
+                    Some(Err(e)) => self.error = Some(e),
+                    None => self.error = Some(Error::protocol("DataRow before RowDescription")),
+                }
+                continue;
+            }
             match Message::parse(tag, body) {
-                Ok(Message::DataRow(row)) => match &self.columns {
-                    Some(cols) if cols.len() == row.column_count() => {
-                        return Poll::Ready(Some(Ok(Row::new(cols.clone(), row.into_buffer()))));
-                    }
-                    _ => {
-                        self.error =
-                            Some(Error::protocol("DataRow does not match the RowDescription"))
-                    }
-                },
                 Ok(Message::RowDescription(desc)) => {
                     let cols: Arc<[Column]> = desc
                         .fields()

@@ -86,6 +86,9 @@ async fn unknown_message_type() {
 
 #[tokio::test]
 async fn data_row_whose_column_overruns_the_body() {
+    // Rows are checked lazily: on arrival only the column count, each
+    // column's length when it is read. The framing is intact (the message
+    // length is checked by the decoder), so the connection stays usable.
     let script = after_query()
         .send(msg::parse_complete())
         .send(msg::bind_complete())
@@ -94,11 +97,54 @@ async fn data_row_whose_column_overruns_the_body() {
         .send(msg::raw(b'D', &[0, 1, 0, 0, 0, 100, 1, 2]))
         .send(msg::command_complete("SELECT 1"))
         .send(msg::ready_for_query(b'I'))
+        .expect_until(b'S')
+        .send(msg::concat(&[
+            msg::parse_complete(),
+            msg::bind_complete(),
+            msg::row_description(&[("b", 23, 1)]),
+            msg::data_row(&[Some(&7i32.to_be_bytes())]),
+            msg::command_complete("SELECT 1"),
+            msg::ready_for_query(b'I'),
+        ]))
+        .sleep(Duration::from_secs(2));
+    let server = FakeServer::start(script).await.unwrap();
+    let client = tokio::time::timeout(BOUND, pgpipe::connect(&server.url()))
+        .await
+        .expect("connect hung")
+        .unwrap();
+    let rows = tokio::time::timeout(BOUND, client.query("SELECT a", ()))
+        .await
+        .expect("query hung")
+        .unwrap();
+    let err = rows[0].try_get::<i32, _>(0).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Protocol, "{err:?}");
+    assert!(err.to_string().contains("DataRow"), "{err}");
+    assert!(format!("{:?}", rows[0]).contains("<malformed>"));
+    let next = tokio::time::timeout(BOUND, client.query_one("SELECT b", ()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(next.get::<i32, _>(0), 7);
+}
+
+#[tokio::test]
+async fn data_row_with_the_wrong_column_count() {
+    let script = after_query()
+        .send(msg::parse_complete())
+        .send(msg::bind_complete())
+        .send(msg::row_description(&[("a", 23, 1)]))
+        .send(msg::data_row(&[Some(&1i32.to_be_bytes()), None]))
+        .send(msg::command_complete("SELECT 1"))
+        .send(msg::ready_for_query(b'I'))
         .sleep(Duration::from_secs(2));
     let (err, client, _server) = query_against(script, "").await;
     assert_eq!(err.kind(), ErrorKind::Protocol, "{err:?}");
-    assert!(err.to_string().contains("DataRow"), "{err}");
-    // A server that sends garbage is not trusted with the next query.
+    assert!(
+        err.to_string()
+            .contains("DataRow has 2 columns but RowDescription announced 1"),
+        "{err}"
+    );
+    // A server that miscounts its own columns is not trusted further.
     let next = tokio::time::timeout(BOUND, client.query("SELECT 1", ()))
         .await
         .unwrap();
