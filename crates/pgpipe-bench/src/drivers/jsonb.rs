@@ -1,9 +1,9 @@
 //! A `jsonb` value read as its text, for every in-process driver through
 //! its public decode trait (pgpipe `Decode`, tokio-postgres `FromSql`,
 //! sqlx `Decode`): the binary form is a version byte (1) and the text.
-//! pgpipe's `&str`/`String` decoding does not accept `jsonb` yet (its JSON
-//! support is being built), hence this type; the work is the same for
-//! each driver: check the version, validate the UTF-8.
+//! One type for all drivers keeps the work identical (pgpipe's own
+//! `&str`/`String` decode of jsonb does the same): check the version,
+//! validate the UTF-8.
 
 use sqlx::postgres::{PgValueFormat, PgValueRef, Postgres};
 use sqlx::ValueRef;
