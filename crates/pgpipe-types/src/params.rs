@@ -153,55 +153,48 @@ impl<E: Encode> Params for [E] {
     }
 }
 
+/// Forwards to the slice implementation, except where noted.
+macro_rules! forward_to_slice {
+    ($($with_oids:item)?) => {
+        fn len(&self) -> usize {
+            self.as_slice().len()
+        }
+        $($with_oids)?
+        fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
+            self.as_slice().check_types(types)
+        }
+        fn has_named_types(&self) -> bool {
+            self.as_slice().has_named_types()
+        }
+        fn type_refs(&self) -> Vec<TypeRef> {
+            self.as_slice().type_refs()
+        }
+        fn encode(
+            &self,
+            types: Option<&[Type]>,
+            writer: &mut ParamWriter<'_>,
+        ) -> Result<(), EncodeError> {
+            self.as_slice().encode(types, writer)
+        }
+    };
+}
+
 impl<E: Encode> Params for Vec<E> {
-    fn len(&self) -> usize {
-        self.as_slice().len()
-    }
-    fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
-        self.as_slice().with_type_oids(f)
-    }
-    fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
-        check_slice(self, types)
-    }
-    fn has_named_types(&self) -> bool {
-        self.iter().any(|v| v.type_ref().is_named())
-    }
-    fn type_refs(&self) -> Vec<TypeRef> {
-        self.iter().map(Encode::type_ref).collect()
-    }
-    fn encode(
-        &self,
-        types: Option<&[Type]>,
-        writer: &mut ParamWriter<'_>,
-    ) -> Result<(), EncodeError> {
-        encode_slice(self, types, writer)
-    }
+    forward_to_slice!(
+        fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
+            self.as_slice().with_type_oids(f)
+        }
+    );
 }
 
 impl<E: Encode, const N: usize> Params for [E; N] {
-    fn len(&self) -> usize {
-        N
-    }
-    fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
-        let oids: [Oid; N] = std::array::from_fn(|i| self[i].type_ref().oid());
-        f(&oids)
-    }
-    fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
-        check_slice(self, types)
-    }
-    fn has_named_types(&self) -> bool {
-        self.iter().any(|v| v.type_ref().is_named())
-    }
-    fn type_refs(&self) -> Vec<TypeRef> {
-        self.iter().map(Encode::type_ref).collect()
-    }
-    fn encode(
-        &self,
-        types: Option<&[Type]>,
-        writer: &mut ParamWriter<'_>,
-    ) -> Result<(), EncodeError> {
-        encode_slice(self, types, writer)
-    }
+    forward_to_slice!(
+        // The length is known: no allocation for the OID list.
+        fn with_type_oids<R>(&self, f: impl FnOnce(&[Oid]) -> R) -> R {
+            let oids: [Oid; N] = std::array::from_fn(|i| self[i].type_ref().oid());
+            f(&oids)
+        }
+    );
 }
 
 macro_rules! tuple_params {

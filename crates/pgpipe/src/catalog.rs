@@ -202,19 +202,18 @@ impl Client {
         &self,
         columns: &[Column],
     ) -> Result<Option<Arc<[Column]>>, Error> {
+        // The hot path: every column built-in or already described when the
+        // RowDescription arrived.
+        if columns.iter().all(|c| c.type_().is_known()) {
+            return Ok(None);
+        }
         let registry = &self.shared().types;
         let unknown: Vec<Oid> = columns
             .iter()
             .map(|c| c.type_().oid())
             .filter(|&oid| !registry.knows(oid))
             .collect();
-        if unknown.is_empty() {
-            // Columns built before an earlier lookup finished may still hold
-            // bare OIDs the registry now knows.
-            if columns.iter().all(|c| c.type_().is_known()) {
-                return Ok(None);
-            }
-        } else {
+        if !unknown.is_empty() {
             self.describe_types(&unknown).await?;
         }
         Ok(Some(
