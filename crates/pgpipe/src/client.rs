@@ -372,7 +372,9 @@ impl Client {
                     .await
             };
             match &ran {
-                Err(e) if type_gone(e) => {
+                // 42704/42804 are also plain user mistakes; they only point at
+                // a stale registry when this statement sent described types.
+                Err(e) if (named && type_gone(e)) || cache_lookup_failed(e) => {
                     // A type we described may have been dropped and
                     // recreated under a new OID: look it up again, and retry
                     // once if nothing of the failed attempt can have stuck.
@@ -714,14 +716,17 @@ impl std::fmt::Debug for Client {
 }
 
 /// Whether the server rejected a type OID it no longer has (or a value
-/// whose embedded type OID no longer matches): the registry is stale.
+/// whose embedded type OID no longer matches): the registry may be stale.
 fn type_gone(e: &Error) -> bool {
-    let Some(code) = e.code() else {
-        return false;
-    };
-    *code == SqlState::UNDEFINED_OBJECT
-        || *code == SqlState::DATATYPE_MISMATCH
-        || (*code == SqlState::INTERNAL_ERROR
-            && e.as_db_error()
-                .is_some_and(|db| db.message().starts_with("cache lookup failed for type")))
+    e.code() == Some(&SqlState::UNDEFINED_OBJECT)
+        || e.code() == Some(&SqlState::DATATYPE_MISMATCH)
+        || cache_lookup_failed(e)
+}
+
+/// The server met a type OID that no longer exists ("cache lookup failed
+/// for type"): a statement or value still refers to a dropped type.
+fn cache_lookup_failed(e: &Error) -> bool {
+    e.code() == Some(&SqlState::INTERNAL_ERROR)
+        && e.as_db_error()
+            .is_some_and(|db| db.message().starts_with("cache lookup failed for type"))
 }
