@@ -183,17 +183,47 @@ impl Client {
         S: ToStatement + ?Sized,
         P: Params,
     {
-        let mut rows = Vec::new();
+        // Rows are decoded as they arrive, while their bytes are still in
+        // the cache; the check runs on the first row's columns, before any
+        // decode. Only when a column type still needs a catalog lookup are
+        // the rows held until the lookup is done.
+        let mut out = Vec::new();
+        let mut held = Vec::new();
+        let mut plan: Option<Result<T::Columns, Error>> = None;
+        let mut failed: Option<Error> = None;
         let ran = self
             .run(statement.to_statement(), &params, true, |row| {
-                rows.push(row)
+                if failed.is_some() {
+                    return;
+                }
+                if plan.is_none()
+                    && held.is_empty()
+                    && row.columns().iter().all(|c| c.type_().is_known())
+                {
+                    plan = Some(T::check(row.columns()));
+                }
+                match &plan {
+                    Some(Ok(columns)) => match T::decode(&row, columns) {
+                        Ok(value) => out.push(value),
+                        Err(e) => failed = Some(e),
+                    },
+                    Some(Err(_)) => {}
+                    None => held.push(row),
+                }
             })
             .await?;
+        match (plan, failed) {
+            (Some(Err(e)), _) | (_, Some(e)) => return Err(e),
+            (Some(Ok(_)), None) => return Ok(out),
+            (None, None) => {}
+        }
+        // No row checked yet: an empty result (still checked, so a mistake
+        // shows before the first row ever arrives) or rows held for a lookup.
         let Some(columns) = ran.described.or(ran.columns) else {
             return Ok(Vec::new());
         };
         let plan = T::check(&columns)?;
-        rows.iter_mut()
+        held.iter_mut()
             .map(|row| {
                 row.set_columns(columns.clone());
                 T::decode(row, &plan)

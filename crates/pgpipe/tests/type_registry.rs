@@ -323,3 +323,36 @@ async fn pools_read_rows_into_types_too() {
     })
     .await
 }
+
+#[tokio::test]
+async fn query_as_waits_for_the_lookup_of_a_type_never_seen() {
+    common::bounded(async {
+        let db = common::database("registry_query_as_held");
+        let setup = common::connect(&db).await;
+        setup.batch_execute(SCHEMA).await.unwrap();
+        // A fresh connection: mail.attach is unknown when its rows arrive,
+        // so they are held until the catalog lookup, then checked and read.
+        let client = common::connect(&db).await;
+        let rows: Vec<((String, String, i64),)> = client
+            .query_as(
+                "SELECT ROW('a.txt', 'text/plain', g)::mail.attach FROM generate_series(1, 3) g",
+                (),
+            )
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[2].0, ("a.txt".into(), "text/plain".into(), 3));
+
+        let fresh = common::connect(&db).await;
+        let err = fresh
+            .query_as::<(i32,), _, _>("SELECT ROW('a', 'b', 1)::mail.attach AS a", ())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Decode);
+        assert!(
+            format!("{err:#}").contains("(\"a\") of type mail.attach"),
+            "{err:#}"
+        );
+    })
+    .await
+}
