@@ -13,11 +13,9 @@ mod common;
 use std::fmt::{Debug, Display};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::values::{literal, round_trip};
+use common::values::{literal, null, round_trip};
 use common::{bounded, connect, database};
-use pgpipe::types::{
-    Date, Interval, StaticType, Time, TimeTz, Timestamp, TimestampTz, WithInfinity,
-};
+use pgpipe::types::{Date, Interval, Time, TimeTz, Timestamp, TimestampTz, WithInfinity};
 use pgpipe::{Client, Decode, Encode};
 
 /// Session settings every test starts from.
@@ -41,25 +39,6 @@ where
     round_trip(client, ty, value.clone(), &text).await;
     let back: T = literal(client, &format!("'{text}'::{ty}")).await;
     assert_eq!(back, value, "'{text}'::{ty}");
-}
-
-/// NULL both ways: a typed `None` as `$1::ty`, and `NULL::ty` as `Option<T>`.
-async fn null<T>(client: &Client, ty: &str)
-where
-    T: Encode + StaticType + Sync + for<'a> Decode<'a> + Debug,
-{
-    let row = client
-        .query_one(
-            &format!("SELECT $1::{ty}, $1::{ty} IS NULL, NULL::{ty}"),
-            (None::<T>,),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("NULL as {ty}: {e}"));
-    assert!(row.get::<Option<T>, _>(0).is_none(), "{ty}");
-    assert!(row.get::<bool, _>(1), "{ty}");
-    assert!(row.get::<Option<T>, _>(2).is_none(), "{ty}");
-    let err = row.try_get::<T, _>(2).unwrap_err();
-    assert!(err.to_string().contains("NULL"), "{ty}: {err}");
 }
 
 /// The server rejects `sql` with "out of range".

@@ -13,33 +13,14 @@ use std::net::IpAddr;
 
 use bigdecimal::BigDecimal;
 use bytes::Bytes;
-use common::values::{literal, round_trip};
+use common::values::{literal, null, round_trip};
 use common::{bounded, cluster, connect, database};
 use pgpipe::types::{BitString, Cidr, Inet, Json, MacAddr, MacAddr8, Money, Numeric};
-use pgpipe::{Client, Decode, Encode, ErrorKind};
+use pgpipe::ErrorKind;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use uuid::Uuid;
-
-/// NULL both ways: a typed `None` as `$1::ty`, and `NULL::ty` as `Option<T>`.
-async fn null<T>(client: &Client, ty: &str)
-where
-    T: Encode + pgpipe::types::StaticType + Sync + for<'a> Decode<'a> + Debug,
-{
-    let row = client
-        .query_one(
-            &format!("SELECT $1::{ty}, $1::{ty} IS NULL, NULL::{ty}"),
-            (None::<T>,),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("NULL as {ty}: {e}"));
-    assert!(row.get::<Option<T>, _>(0).is_none(), "{ty}");
-    assert!(row.get::<bool, _>(1), "{ty}");
-    assert!(row.get::<Option<T>, _>(2).is_none(), "{ty}");
-    let err = row.try_get::<T, _>(2).unwrap_err();
-    assert!(err.to_string().contains("NULL"), "{ty}: {err}");
-}
 
 #[tokio::test]
 async fn integers_char_and_oid() {

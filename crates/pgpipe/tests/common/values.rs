@@ -2,6 +2,7 @@
 
 use std::fmt::Debug;
 
+use pgpipe::types::StaticType;
 use pgpipe::{Client, Decode, Encode};
 
 /// Sends `value` as `$1::ty`, reads it back, and checks the server's text
@@ -40,4 +41,23 @@ where
         .unwrap_or_else(|e| panic!("SELECT {sql}: {e}"));
     row.try_get::<T, _>(0)
         .unwrap_or_else(|e| panic!("SELECT {sql} as {}: {e}", std::any::type_name::<T>()))
+}
+
+/// NULL both ways: a typed `None` as `$1::ty`, and `NULL::ty` as `Option<T>`.
+pub async fn null<T>(client: &Client, ty: &str)
+where
+    T: Encode + StaticType + Sync + for<'a> Decode<'a> + Debug,
+{
+    let row = client
+        .query_one(
+            &format!("SELECT $1::{ty}, $1::{ty} IS NULL, NULL::{ty}"),
+            (None::<T>,),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("NULL as {ty}: {e}"));
+    assert!(row.get::<Option<T>, _>(0).is_none(), "{ty}");
+    assert!(row.get::<bool, _>(1), "{ty}");
+    assert!(row.get::<Option<T>, _>(2).is_none(), "{ty}");
+    let err = row.try_get::<T, _>(2).unwrap_err();
+    assert!(err.to_string().contains("NULL"), "{ty}: {err}");
 }
