@@ -329,14 +329,14 @@ mod tests {
             .into_iter()
             .map(|v| v.label)
             .collect();
-        assert_eq!(rows, ["50k"]);
+        assert_eq!(rows, ["50k", "50k-stream"]);
         let both = plan(&["--server", "real,replay"]).unwrap();
         let rows: Vec<String> = both
             .variants(Workload::Rows1Col)
             .into_iter()
             .map(|v| v.label)
             .collect();
-        assert_eq!(rows, ["50k", "replay"]);
+        assert_eq!(rows, ["50k", "50k-stream", "replay"]);
         assert!(plan(&["--server", "fake"]).is_err());
         let some = plan(&["--workloads", "ozo", "--variants", "reuse,pool"]).unwrap();
         let labels: Vec<String> = some

@@ -97,6 +97,10 @@ pub fn shape_note(driver: DriverKind, variant: &Variant) -> Option<String> {
             format!("{rows} rows in a child process; ops/s are rows/s; connect included")
         }
         (Shape::Replay, _) => "answered by the in-tool replay server (captured response)".into(),
+        (Shape::Streamed, D::Raw) => "the same as 50k: raw always parses as it reads".into(),
+        (Shape::Streamed, D::Pgpipe) => "query_stream: each row decoded as it arrives".into(),
+        (Shape::Streamed, D::TokioPostgres) => "query_raw: each row decoded as it arrives".into(),
+        (Shape::Streamed, D::Sqlx) => "fetch: each row decoded as it arrives".into(),
         _ => return None,
     })
 }

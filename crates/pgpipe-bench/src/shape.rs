@@ -46,6 +46,9 @@ pub enum Shape {
     },
     /// A `rows-*` workload answered by the in-tool replay server.
     Replay,
+    /// A `rows-*` workload read through each driver's row stream, every row
+    /// decoded as it arrives (the plain variant collects all rows first).
+    Streamed,
 }
 
 /// Requests (and so round trips, unless pipelined) per TechEmpower

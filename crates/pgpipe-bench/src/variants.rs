@@ -102,6 +102,7 @@ impl Plan {
                 let mut v = Vec::new();
                 if self.real_server {
                     v.push(one("50k", Shape::Plain));
+                    v.push(one("50k-stream", Shape::Streamed));
                 }
                 if self.replay_server {
                     v.push(one("replay", Shape::Replay));

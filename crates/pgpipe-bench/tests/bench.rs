@@ -10,6 +10,7 @@ use pgpipe_bench::cli::{Args, Plan};
 use pgpipe_bench::drivers::raw::RawConn;
 use pgpipe_bench::drivers::Session;
 use pgpipe_bench::runner::Subject;
+use pgpipe_bench::shape::Shape;
 use pgpipe_bench::{app, checks, fixtures, output};
 use pgpipe_testkit::{AuthRole, Cluster, TestDatabase};
 
@@ -59,16 +60,25 @@ async fn session_drivers_return_correct_results() {
             .into_iter()
             .filter(|w| w.is_point() || w.is_rows())
         {
-            let session = Session::connect(driver, &url, workload)
-                .await
-                .unwrap_or_else(|e| panic!("{driver} {workload}: {e}"));
-            let n = if workload.is_point() { 5 } else { 1 };
-            for i in 0..n {
-                let rows = session
-                    .op(checks::key(0, i))
+            // rows-* also through each driver's row stream.
+            let shapes: &[Shape] = if workload.is_rows() {
+                &[Shape::Plain, Shape::Streamed]
+            } else {
+                &[Shape::Plain]
+            };
+            for &shape in shapes {
+                let what = format!("{driver} {workload} {shape:?}");
+                let session = Session::connect(driver, &url, workload, shape)
                     .await
-                    .unwrap_or_else(|e| panic!("{driver} {workload}: {e}"));
-                assert_eq!(rows, workload.rows_per_op(), "{driver} {workload}");
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let n = if workload.is_point() { 5 } else { 1 };
+                for i in 0..n {
+                    let rows = session
+                        .op(checks::key(0, i))
+                        .await
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert_eq!(rows, workload.rows_per_op(), "{what}");
+                }
             }
         }
     }

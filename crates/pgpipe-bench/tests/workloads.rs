@@ -248,16 +248,19 @@ async fn replay_server_answers_real_clients_with_the_captured_rows() {
             DriverKind::TokioPostgres,
             DriverKind::Sqlx,
         ] {
-            let what = format!("{driver} {workload} on replay");
-            let session = Session::connect(driver, &replay_url, workload)
-                .await
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
-            for _ in 0..2 {
-                let rows = session
-                    .op(0)
+            // Collected, then through the driver's row stream.
+            for shape in [Shape::Plain, Shape::Streamed] {
+                let what = format!("{driver} {workload} {shape:?} on replay");
+                let session = Session::connect(driver, &replay_url, workload, shape)
                     .await
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
-                assert_eq!(rows, fixtures::ROWS, "{what}");
+                for _ in 0..2 {
+                    let rows = session
+                        .op(0)
+                        .await
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert_eq!(rows, fixtures::ROWS, "{what}");
+                }
             }
         }
         let mut raw = RawConn::connect(&replay_url, workload).await.expect("raw");

@@ -15,6 +15,7 @@ pub mod tokio_postgres;
 
 use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
 use crate::error::BenchError;
+use crate::shape::Shape;
 
 /// One connection of an in-process driver, set up for one workload
 /// (statements prepared). Enum dispatch: no boxed future per operation.
@@ -36,18 +37,23 @@ pub enum Session {
 }
 
 impl Session {
-    /// Connects `driver` (an in-process one) and prepares for `workload`.
+    /// Connects `driver` (an in-process one) and prepares for `workload`
+    /// in a variant of `shape`.
     pub async fn connect(
         driver: DriverKind,
         url: &str,
         workload: Workload,
+        shape: Shape,
     ) -> Result<Session, BenchError> {
+        let streamed = shape == Shape::Streamed;
         Ok(match driver {
-            DriverKind::Pgpipe => Session::Pgpipe(pgpipe::Conn::connect(url, workload).await?),
-            DriverKind::TokioPostgres => {
-                Session::TokioPostgres(tokio_postgres::Conn::connect(url, workload).await?)
+            DriverKind::Pgpipe => {
+                Session::Pgpipe(pgpipe::Conn::connect(url, workload, streamed).await?)
             }
-            DriverKind::Sqlx => Session::Sqlx(sqlx::Conn::connect(url, workload).await?),
+            DriverKind::TokioPostgres => Session::TokioPostgres(
+                tokio_postgres::Conn::connect(url, workload, streamed).await?,
+            ),
+            DriverKind::Sqlx => Session::Sqlx(sqlx::Conn::connect(url, workload, streamed).await?),
             other => {
                 return Err(BenchError::new(format!(
                     "{other} is not an in-process session driver"

@@ -2,7 +2,8 @@
 //! text is prepared once). sqlx cannot pipeline: concurrent tasks on one
 //! connection take turns through a mutex.
 
-use sqlx::postgres::{PgConnection, PgValueFormat, PgValueRef, Postgres};
+use futures_util::TryStreamExt;
+use sqlx::postgres::{PgConnection, PgRow, PgValueFormat, PgValueRef, Postgres};
 use sqlx::{Connection, Row, ValueRef};
 use tokio::sync::Mutex;
 
@@ -31,11 +32,18 @@ pub struct Conn {
     conn: Mutex<PgConnection>,
     sql: String,
     workload: Workload,
+    /// `rows-*`: read through `fetch` (a row stream, rows decoded as they
+    /// arrive) instead of `fetch_all` (all rows collected, then decoded).
+    streamed: bool,
 }
 
 impl Conn {
     /// Connects; the statement is prepared (and cached) on first use.
-    pub async fn connect(url: &str, workload: Workload) -> Result<Conn, BenchError> {
+    pub async fn connect(
+        url: &str,
+        workload: Workload,
+        streamed: bool,
+    ) -> Result<Conn, BenchError> {
         let conn = PgConnection::connect(url).await?;
         let sql = match workload {
             Workload::Latency | Workload::Pipeline | Workload::Unprepared | Workload::Pool => {
@@ -53,6 +61,7 @@ impl Conn {
             conn: Mutex::new(conn),
             sql,
             workload,
+            streamed,
         })
     }
 
@@ -68,55 +77,53 @@ impl Conn {
                 checks::point(key, row.try_get(0)?, row.try_get(1)?)?;
                 Ok(1)
             }
-            Workload::Rows1Col => {
-                let rows = sqlx::query(&self.sql).fetch_all(&mut *conn).await?;
-                let mut check = RowsCheck::default();
-                for row in &rows {
-                    check.id(row.try_get(0)?);
-                }
-                check.finish(true)
-            }
-            Workload::Rows9Col => {
-                let rows = sqlx::query(&self.sql).fetch_all(&mut *conn).await?;
-                let mut check = RowsCheck::default();
-                for row in &rows {
-                    check.row9(
-                        row.try_get(0)?,
-                        row.try_get(1)?,
-                        row.try_get::<&str, _>(2)?,
-                        row.try_get::<&str, _>(3)?,
-                        row.try_get(4)?,
-                        row.try_get(5)?,
-                        row.try_get(6)?,
-                        row.try_get::<&[u8], _>(7)?,
-                        row.try_get(8)?,
-                    )?;
-                }
-                check.finish(true)
-            }
-            Workload::RowsJson => {
-                let rows = sqlx::query(&self.sql).fetch_all(&mut *conn).await?;
-                let mut check = RowsCheck::default();
-                for row in &rows {
-                    check.json(row.try_get(0)?, row.try_get_unchecked::<JsonbStr, _>(1)?.0)?;
-                }
-                check.finish(true)
-            }
             Workload::Ozo | Workload::Techempower | Workload::Stream => Err(BenchError::new(
                 format!("{} has its own adapter", self.workload),
             )),
-            Workload::Rows60Ts => {
-                let rows = sqlx::query(&self.sql).fetch_all(&mut *conn).await?;
+            Workload::Rows1Col | Workload::Rows9Col | Workload::RowsJson | Workload::Rows60Ts => {
                 let mut check = RowsCheck::default();
-                let mut ts = [0i64; TS_COLUMNS];
-                for row in &rows {
-                    for (i, t) in ts.iter_mut().enumerate() {
-                        *t = row.try_get_unchecked::<Micros, _>(i)?.0;
+                if self.streamed {
+                    let mut rows = sqlx::query(&self.sql).fetch(&mut *conn);
+                    while let Some(row) = rows.try_next().await? {
+                        self.check_row(&mut check, &row)?;
                     }
-                    check.ts_row(&ts)?;
+                } else {
+                    for row in &sqlx::query(&self.sql).fetch_all(&mut *conn).await? {
+                        self.check_row(&mut check, row)?;
+                    }
                 }
-                check.finish(false)
+                check.finish(self.workload != Workload::Rows60Ts)
             }
         }
+    }
+
+    /// Decodes and checks every value of one `rows-*` row.
+    fn check_row(&self, check: &mut RowsCheck, row: &PgRow) -> Result<(), BenchError> {
+        match self.workload {
+            Workload::Rows1Col => check.id(row.try_get(0)?),
+            Workload::Rows9Col => check.row9(
+                row.try_get(0)?,
+                row.try_get(1)?,
+                row.try_get::<&str, _>(2)?,
+                row.try_get::<&str, _>(3)?,
+                row.try_get(4)?,
+                row.try_get(5)?,
+                row.try_get(6)?,
+                row.try_get::<&[u8], _>(7)?,
+                row.try_get(8)?,
+            )?,
+            Workload::RowsJson => {
+                check.json(row.try_get(0)?, row.try_get_unchecked::<JsonbStr, _>(1)?.0)?
+            }
+            Workload::Rows60Ts => {
+                let mut ts = [0i64; TS_COLUMNS];
+                for (i, t) in ts.iter_mut().enumerate() {
+                    *t = row.try_get_unchecked::<Micros, _>(i)?.0;
+                }
+                check.ts_row(&ts)?
+            }
+            other => return Err(BenchError::new(format!("{other} is not a rows workload"))),
+        }
+        Ok(())
     }
 }

@@ -1,8 +1,9 @@
 //! The tokio-postgres adapter: prepared statements; its text path
 //! (`query(&str, ..)`, which prepares every time) for `unprepared`.
 
-use tokio_postgres::types::{FromSql, Type};
-use tokio_postgres::{Client, NoTls, Statement};
+use futures_util::TryStreamExt;
+use tokio_postgres::types::{FromSql, ToSql, Type};
+use tokio_postgres::{Client, NoTls, Row, Statement};
 
 use crate::catalog::Workload;
 use crate::checks::{self, RowsCheck};
@@ -33,11 +34,18 @@ pub struct Conn {
     client: Client,
     stmt: Option<Statement>,
     workload: Workload,
+    /// `rows-*`: read through `query_raw` (a row stream, rows decoded as
+    /// they arrive) instead of `query` (all rows collected, then decoded).
+    streamed: bool,
 }
 
 impl Conn {
     /// Connects (the connection future runs on its own task) and prepares.
-    pub async fn connect(url: &str, workload: Workload) -> Result<Conn, BenchError> {
+    pub async fn connect(
+        url: &str,
+        workload: Workload,
+        streamed: bool,
+    ) -> Result<Conn, BenchError> {
         let (client, conn) = tokio_postgres::connect(url, NoTls).await?;
         tokio::spawn(async move {
             let _ = conn.await;
@@ -63,6 +71,7 @@ impl Conn {
             client,
             stmt,
             workload,
+            streamed,
         })
     }
 
@@ -85,55 +94,53 @@ impl Conn {
                 checks::point(key, row.try_get(0)?, row.try_get(1)?)?;
                 Ok(1)
             }
-            Workload::Rows1Col => {
-                let rows = self.client.query(self.stmt()?, &[]).await?;
-                let mut check = RowsCheck::default();
-                for row in &rows {
-                    check.id(row.try_get(0)?);
-                }
-                check.finish(true)
-            }
-            Workload::Rows9Col => {
-                let rows = self.client.query(self.stmt()?, &[]).await?;
-                let mut check = RowsCheck::default();
-                for row in &rows {
-                    check.row9(
-                        row.try_get(0)?,
-                        row.try_get(1)?,
-                        row.try_get::<_, &str>(2)?,
-                        row.try_get::<_, &str>(3)?,
-                        row.try_get(4)?,
-                        row.try_get(5)?,
-                        row.try_get(6)?,
-                        row.try_get::<_, &[u8]>(7)?,
-                        row.try_get(8)?,
-                    )?;
-                }
-                check.finish(true)
-            }
-            Workload::RowsJson => {
-                let rows = self.client.query(self.stmt()?, &[]).await?;
-                let mut check = RowsCheck::default();
-                for row in &rows {
-                    check.json(row.try_get(0)?, row.try_get::<_, JsonbStr>(1)?.0)?;
-                }
-                check.finish(true)
-            }
             Workload::Ozo | Workload::Techempower | Workload::Stream => Err(BenchError::new(
                 format!("{} has its own adapter", self.workload),
             )),
-            Workload::Rows60Ts => {
-                let rows = self.client.query(self.stmt()?, &[]).await?;
+            Workload::Rows1Col | Workload::Rows9Col | Workload::RowsJson | Workload::Rows60Ts => {
                 let mut check = RowsCheck::default();
-                let mut ts = [0i64; TS_COLUMNS];
-                for row in &rows {
-                    for (i, t) in ts.iter_mut().enumerate() {
-                        *t = row.try_get::<_, Micros>(i)?.0;
+                if self.streamed {
+                    let no_params: [&(dyn ToSql + Sync); 0] = [];
+                    let rows = self.client.query_raw(self.stmt()?, no_params).await?;
+                    tokio::pin!(rows);
+                    while let Some(row) = rows.try_next().await? {
+                        self.check_row(&mut check, &row)?;
                     }
-                    check.ts_row(&ts)?;
+                } else {
+                    for row in &self.client.query(self.stmt()?, &[]).await? {
+                        self.check_row(&mut check, row)?;
+                    }
                 }
-                check.finish(false)
+                check.finish(self.workload != Workload::Rows60Ts)
             }
         }
+    }
+
+    /// Decodes and checks every value of one `rows-*` row.
+    fn check_row(&self, check: &mut RowsCheck, row: &Row) -> Result<(), BenchError> {
+        match self.workload {
+            Workload::Rows1Col => check.id(row.try_get(0)?),
+            Workload::Rows9Col => check.row9(
+                row.try_get(0)?,
+                row.try_get(1)?,
+                row.try_get::<_, &str>(2)?,
+                row.try_get::<_, &str>(3)?,
+                row.try_get(4)?,
+                row.try_get(5)?,
+                row.try_get(6)?,
+                row.try_get::<_, &[u8]>(7)?,
+                row.try_get(8)?,
+            )?,
+            Workload::RowsJson => check.json(row.try_get(0)?, row.try_get::<_, JsonbStr>(1)?.0)?,
+            Workload::Rows60Ts => {
+                let mut ts = [0i64; TS_COLUMNS];
+                for (i, t) in ts.iter_mut().enumerate() {
+                    *t = row.try_get::<_, Micros>(i)?.0;
+                }
+                check.ts_row(&ts)?
+            }
+            other => return Err(BenchError::new(format!("{other} is not a rows workload"))),
+        }
+        Ok(())
     }
 }

@@ -155,7 +155,9 @@ impl Subject {
                 (_, _) => {
                     let mut sessions = Vec::with_capacity(n);
                     for _ in 0..n {
-                        sessions.push(Arc::new(Session::connect(driver, url, workload).await?));
+                        sessions.push(Arc::new(
+                            Session::connect(driver, url, workload, variant.shape).await?,
+                        ));
                     }
                     Subject::Sessions(sessions)
                 }
