@@ -12,6 +12,7 @@ impl Encode for bool {
     fn type_ref(&self) -> TypeRef {
         TypeRef::Oid(16)
     }
+    #[inline]
     fn accepts(&self, ty: &Type) -> bool {
         ty.is(&[Type::BOOL])
     }
@@ -22,9 +23,11 @@ impl Encode for bool {
 }
 
 impl<'a> Decode<'a> for bool {
+    #[inline]
     fn accepts(ty: &Type) -> bool {
         ty.is(&[Type::BOOL])
     }
+    #[inline]
     fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
         match raw {
             [0] => Ok(false),

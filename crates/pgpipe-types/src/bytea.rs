@@ -13,6 +13,7 @@ macro_rules! bytea_encode {
             fn type_ref(&self) -> TypeRef {
         TypeRef::Oid(17)
     }
+            #[inline]
             fn accepts(&self, ty: &Type) -> bool {
                 ty.is(&[Type::BYTEA])
             }
@@ -34,6 +35,7 @@ impl<const N: usize> Encode for [u8; N] {
     fn type_ref(&self) -> TypeRef {
         TypeRef::Oid(17)
     }
+    #[inline]
     fn accepts(&self, ty: &Type) -> bool {
         ty.is(&[Type::BYTEA])
     }
@@ -44,18 +46,22 @@ impl<const N: usize> Encode for [u8; N] {
 }
 
 impl<'a> Decode<'a> for &'a [u8] {
+    #[inline]
     fn accepts(ty: &Type) -> bool {
         ty.is(&[Type::BYTEA])
     }
+    #[inline]
     fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
         Ok(raw)
     }
 }
 
 impl<'a> Decode<'a> for Vec<u8> {
+    #[inline]
     fn accepts(ty: &Type) -> bool {
         ty.is(&[Type::BYTEA])
     }
+    #[inline]
     fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
         Ok(raw.to_vec())
     }
@@ -63,9 +69,11 @@ impl<'a> Decode<'a> for Vec<u8> {
 
 /// Copies the value out of the row (the row's buffer is not shared).
 impl<'a> Decode<'a> for Bytes {
+    #[inline]
     fn accepts(ty: &Type) -> bool {
         ty.is(&[Type::BYTEA])
     }
+    #[inline]
     fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
         Ok(Bytes::copy_from_slice(raw))
     }

@@ -17,6 +17,7 @@ impl Encode for f32 {
     fn type_ref(&self) -> TypeRef {
         TypeRef::Oid(700)
     }
+    #[inline]
     fn accepts(&self, ty: &Type) -> bool {
         ty.is(&[Type::FLOAT4])
     }
@@ -30,6 +31,7 @@ impl Encode for f64 {
     fn type_ref(&self) -> TypeRef {
         TypeRef::Oid(701)
     }
+    #[inline]
     fn accepts(&self, ty: &Type) -> bool {
         ty.is(&[Type::FLOAT8])
     }
@@ -40,9 +42,11 @@ impl Encode for f64 {
 }
 
 impl<'a> Decode<'a> for f32 {
+    #[inline]
     fn accepts(ty: &Type) -> bool {
         ty.is(&[Type::FLOAT4])
     }
+    #[inline]
     fn decode(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
         let bytes: [u8; 4] = raw
             .try_into()
@@ -53,9 +57,11 @@ impl<'a> Decode<'a> for f32 {
 
 impl<'a> Decode<'a> for f64 {
     // float4 widens to float8 exactly, so accepting it loses nothing.
+    #[inline]
     fn accepts(ty: &Type) -> bool {
         ty.is(&[Type::FLOAT8, Type::FLOAT4])
     }
+    #[inline]
     fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
         if ty.is(&[Type::FLOAT4]) {
             return f32::decode(ty, raw).map(f64::from);

@@ -18,6 +18,7 @@ macro_rules! int_codec {
             fn type_ref(&self) -> TypeRef {
         TypeRef::Oid($oid)
     }
+            #[inline]
             fn accepts(&self, ty: &Type) -> bool {
                 ty.is(&[$ty])
             }
@@ -28,10 +29,18 @@ macro_rules! int_codec {
         }
 
         impl<'a> Decode<'a> for $t {
+            #[inline]
             fn accepts(ty: &Type) -> bool {
                 ty.is(&[$($accept),*])
             }
+            #[inline]
             fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
+                // The column's own type: one load, no widening.
+                if ty.oid() == $oid {
+                    if let Ok(bytes) = raw.try_into() {
+                        return Ok(<$t>::from_be_bytes(bytes));
+                    }
+                }
                 decode_int(ty, raw)?
                     .try_into()
                     .map_err(|_| format!("{ty} value out of range for {}", stringify!($t)).into())
@@ -53,6 +62,7 @@ int_codec!(u32, Type::OID, 26, [Type::OID], put_u32);
 int_codec!(i8, Type::CHAR, 18, [Type::CHAR], put_i8);
 
 /// Reads any integer column as i64; the caller narrows with a checked conversion.
+#[inline]
 fn decode_int(ty: &Type, raw: &[u8]) -> Result<i64, BoxError> {
     let expect = |n: usize| -> Result<(), BoxError> {
         if raw.len() == n {

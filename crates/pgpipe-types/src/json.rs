@@ -14,12 +14,14 @@ pub(crate) const JSONB_VERSION: u8 = 1;
 
 /// Whether `ty` is `jsonb` (or a domain over it), whose binary form starts
 /// with a version byte.
+#[inline]
 pub(crate) fn is_jsonb(ty: &Type) -> bool {
     ty.is(&[Type::JSONB])
 }
 
 /// The JSON text of a binary `json` or `jsonb` value: for `jsonb`, the bytes
 /// after the version byte, which must be 1.
+#[inline]
 pub(crate) fn json_text<'a>(ty: &Type, raw: &'a [u8]) -> Result<&'a [u8], BoxError> {
     if !is_jsonb(ty) {
         return Ok(raw);

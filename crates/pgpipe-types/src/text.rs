@@ -8,6 +8,7 @@ use bytes::{BufMut, BytesMut};
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
 /// Types that a Rust string may be sent as or read from.
+#[inline]
 fn is_text(ty: &Type) -> bool {
     ty.is(&[
         Type::TEXT,
@@ -20,8 +21,9 @@ fn is_text(ty: &Type) -> bool {
         Type::JSONB,
     ])
         // Extension types with a text binary format have no fixed OID; the
-        // client's registry describes them by name.
-        || ty.base().is_named("citext")
+        // client's registry describes them by name (never a built-in, so
+        // the usual column skips the name comparison).
+        || (ty.is_described() && ty.base().is_named("citext"))
 }
 
 impl StaticType for str {
@@ -36,6 +38,7 @@ impl Encode for str {
     fn type_ref(&self) -> TypeRef {
         TypeRef::Oid(25)
     }
+    #[inline]
     fn accepts(&self, ty: &Type) -> bool {
         is_text(ty)
     }
@@ -52,6 +55,7 @@ impl Encode for String {
     fn type_ref(&self) -> TypeRef {
         TypeRef::Oid(25)
     }
+    #[inline]
     fn accepts(&self, ty: &Type) -> bool {
         is_text(ty)
     }
@@ -61,9 +65,11 @@ impl Encode for String {
 }
 
 impl<'a> Decode<'a> for &'a str {
+    #[inline]
     fn accepts(ty: &Type) -> bool {
         is_text(ty)
     }
+    #[inline]
     fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
         let raw = crate::json::json_text(ty, raw)?;
         std::str::from_utf8(raw).map_err(|e| format!("invalid UTF-8 in {ty} value: {e}").into())
@@ -71,18 +77,22 @@ impl<'a> Decode<'a> for &'a str {
 }
 
 impl<'a> Decode<'a> for String {
+    #[inline]
     fn accepts(ty: &Type) -> bool {
         is_text(ty)
     }
+    #[inline]
     fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
         <&str>::decode(ty, raw).map(str::to_owned)
     }
 }
 
 impl<'a> Decode<'a> for Box<str> {
+    #[inline]
     fn accepts(ty: &Type) -> bool {
         is_text(ty)
     }
+    #[inline]
     fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
         <&str>::decode(ty, raw).map(Box::from)
     }

@@ -215,85 +215,120 @@ impl Row {
 
     /// Reads a column, by position or name, as `T`; errors name the column,
     /// its PostgreSQL type and the Rust type.
+    // Inlined: this runs once per value of every row read, and the error
+    // paths are out of line, so what remains is a type check, a length
+    // read and the decode itself.
+    #[inline]
     pub fn try_get<'a, T, I>(&'a self, idx: I) -> Result<T, Error>
     where
         T: Decode<'a>,
         I: RowIndex,
     {
         let Some(i) = idx.index(&self.columns) else {
-            return Err(Error::new(
-                ErrorKind::ColumnNotFound,
-                format!("no column {idx} in a row of {} columns", self.columns.len()),
-            ));
+            return Err(no_such_column(&idx, self.columns.len()));
         };
         let column = &self.columns[i];
         let ty = column.type_();
         if !T::accepts(ty) {
-            let hint = if ty.is_known() {
-                ""
-            } else {
-                " (its type is not described on this connection yet: call \
-                 Client::register_type first, or read it with a non-streaming query)"
-            };
-            let err = Error::new(
-                ErrorKind::Decode,
-                format!("column {} ({:?}){hint}", i, column.name),
-            )
-            .with_source(WrongType {
-                pg_type: ty.clone(),
-                rust_type: std::any::type_name::<T>(),
-            });
-            return Err(err);
+            return Err(wrong_type(i, column, std::any::type_name::<T>()));
         }
         let raw = self.raw(i)?;
-        T::decode_opt(ty, raw).map_err(|e| {
-            Error::new(
-                ErrorKind::Decode,
-                format!(
-                    "column {} ({:?}) of type {ty} as {}",
-                    i,
-                    column.name,
-                    std::any::type_name::<T>()
-                ),
-            )
-            .with_source(e)
-        })
+        T::decode_opt(ty, raw).map_err(|e| undecodable(i, column, std::any::type_name::<T>(), e))
     }
 
-    /// The raw binary value of column `i` (`None` for NULL). The body was
-    /// validated against its own column count when it was decoded, and that
-    /// count against the column list when the row was built.
+    /// The raw binary value of column `i` (`None` for NULL). The column
+    /// count was checked against the column list when the row was built;
+    /// each length is checked here, as it is read.
+    #[inline]
     fn raw(&self, i: usize) -> Result<Option<&[u8]>, Error> {
-        let bad = || Error::protocol("DataRow does not match its RowDescription");
-        let body = &self.body[..];
+        let body: &[u8] = &self.body;
         let hint = self.hint.load(Ordering::Relaxed);
-        let (mut col, mut pos) = match ((hint >> 32) as usize, (hint & 0xffff_ffff) as usize) {
-            (c, p) if c <= i => (c, p),
-            _ => (0, FIRST_COLUMN as usize),
-        };
-        loop {
-            let len_bytes: [u8; 4] = body
-                .get(pos..pos + 4)
-                .ok_or_else(bad)?
-                .try_into()
-                .map_err(|_| bad())?;
-            let len = i32::from_be_bytes(len_bytes);
-            if col == i {
-                let start = pos + 4;
-                let end = start + len.max(0) as usize;
-                let value = if len < 0 {
-                    None
-                } else {
-                    Some(body.get(start..end).ok_or_else(bad)?)
-                };
-                self.hint
-                    .store(((i + 1) as u64) << 32 | end as u64, Ordering::Relaxed);
-                return Ok(value);
-            }
-            pos += 4 + len.max(0) as usize;
+        let (mut col, mut pos) = ((hint >> 32) as usize, (hint & 0xffff_ffff) as usize);
+        if col > i {
+            (col, pos) = (0, FIRST_COLUMN as usize);
+        }
+        // Skip to column i (nothing to skip when reading in order).
+        while col < i {
+            pos = pos
+                .checked_add(4 + column_len(body, pos)?.max(0) as usize)
+                .ok_or_else(malformed)?;
             col += 1;
         }
+        let len = column_len(body, pos)?;
+        let start = pos + 4;
+        let (value, end) = if len < 0 {
+            (None, start)
+        } else {
+            let end = start + len as usize;
+            (Some(body.get(start..end).ok_or_else(malformed)?), end)
+        };
+        self.hint
+            .store(((i + 1) as u64) << 32 | end as u64, Ordering::Relaxed);
+        Ok(value)
     }
+}
+
+/// The length prefix of the column whose prefix starts at `pos`.
+#[inline(always)]
+fn column_len(body: &[u8], pos: usize) -> Result<i32, Error> {
+    match body.get(pos..).and_then(|b| b.first_chunk::<4>()) {
+        Some(b) => Ok(i32::from_be_bytes(*b)),
+        None => Err(malformed()),
+    }
+}
+
+#[cold]
+fn malformed() -> Error {
+    Error::protocol("DataRow does not match its RowDescription")
+}
+
+#[cold]
+#[inline(never)]
+fn no_such_column(idx: &dyn fmt::Display, count: usize) -> Error {
+    Error::new(
+        ErrorKind::ColumnNotFound,
+        format!("no column {idx} in a row of {count} columns"),
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_type(i: usize, column: &Column, rust_type: &'static str) -> Error {
+    let ty = column.type_();
+    let hint = if ty.is_known() {
+        ""
+    } else {
+        " (its type is not described on this connection yet: call \
+         Client::register_type first, or read it with a non-streaming query)"
+    };
+    Error::new(
+        ErrorKind::Decode,
+        format!("column {} ({:?}){hint}", i, column.name),
+    )
+    .with_source(WrongType {
+        pg_type: ty.clone(),
+        rust_type,
+    })
+}
+
+#[cold]
+#[inline(never)]
+fn undecodable(
+    i: usize,
+    column: &Column,
+    rust_type: &'static str,
+    e: pgpipe_types::BoxError,
+) -> Error {
+    Error::new(
+        ErrorKind::Decode,
+        format!(
+            "column {} ({:?}) of type {} as {rust_type}",
+            i,
+            column.name,
+            column.type_()
+        ),
+    )
+    .with_source(e)
 }
 
 impl fmt::Debug for Row {
@@ -358,6 +393,35 @@ mod tests {
         assert_eq!(r.get::<Option<i32>, _>("c4"), Some(50));
         let clone = r.clone();
         assert_eq!(clone.get::<Option<i32>, _>(2), Some(30));
+    }
+
+    #[test]
+    fn lengths_past_the_body_are_errors_wherever_the_read_starts() {
+        let columns: Arc<[Column]> = (0..3)
+            .map(|i| column(&format!("c{i}"), Type::INT4))
+            .collect();
+        // c0 NULL, c1 claims i32::MAX bytes, c2 never arrives.
+        let mut body = vec![0, 3];
+        body.extend_from_slice(&(-1i32).to_be_bytes());
+        body.extend_from_slice(&i32::MAX.to_be_bytes());
+        body.extend_from_slice(&[0, 0, 0, 7]);
+        let r = Row::new(columns, Bytes::from(body));
+        // Skipping over c1 from the start, then from the hint left by c0.
+        assert_eq!(
+            r.try_get::<i32, _>(2).unwrap_err().kind(),
+            ErrorKind::Protocol
+        );
+        assert_eq!(r.try_get::<Option<i32>, _>(0).unwrap(), None);
+        assert_eq!(
+            r.try_get::<i32, _>(2).unwrap_err().kind(),
+            ErrorKind::Protocol
+        );
+        assert_eq!(
+            r.try_get::<i32, _>(1).unwrap_err().kind(),
+            ErrorKind::Protocol
+        );
+        // The row is still readable where it is well formed.
+        assert_eq!(r.try_get::<Option<i32>, _>(0).unwrap(), None);
     }
 
     #[test]

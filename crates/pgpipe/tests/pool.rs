@@ -187,7 +187,18 @@ async fn killed_backends_are_replaced() {
         }
         let p = pool.clone();
         eventually("the shared lane to open", move || p.stats().shared == 1).await;
-        let size = pool.stats().size;
+        // A connection the pool has just opened may not show on the server
+        // yet: wait until the server sees exactly the pool's connections
+        // (and the observer), so that the kill below hits all of them.
+        let give_up = Instant::now() + Duration::from_secs(10);
+        let size = loop {
+            let size = pool.stats().size;
+            if backends(&observer, &db).await - 1 == size as i64 && pool.stats().size == size {
+                break size;
+            }
+            assert!(Instant::now() < give_up, "the server never saw the pool's connections: {:?}", pool.stats());
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
         assert!((3..=4).contains(&size), "{:?}", pool.stats());
 
         let killed = observer

@@ -193,6 +193,7 @@ impl Type {
     /// This type with domains looked through: a domain's base type
     /// (recursively), any other type itself. Values of a domain are sent and
     /// read in the base type's format.
+    #[inline]
     pub fn base(&self) -> &Type {
         if self.custom.is_none() {
             // Built-in types and bare OIDs are never domains: the hot path.
@@ -222,7 +223,14 @@ impl Type {
         }
     }
 
+    /// Whether the type came from the catalog (a user-defined or extension
+    /// type), rather than being a built-in known by OID alone.
+    pub(crate) fn is_described(&self) -> bool {
+        self.custom.is_some()
+    }
+
     /// Whether this type (or the domain's base) is one of the OIDs given.
+    #[inline]
     pub fn is(&self, types: &[Type]) -> bool {
         let base = self.base();
         types.iter().any(|t| t.oid == base.oid)
