@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use pgpipe_proto::backend::{tag, Message};
+use pgpipe_proto::backend::{tag, CommandComplete, Message};
 use pgpipe_proto::frontend::{self, Encoder, Target};
 use pgpipe_proto::EncodeError;
 use pgpipe_types::{Params, Type};
@@ -323,6 +323,12 @@ pub(crate) async fn read_response(
             tag::READY_FOR_QUERY => break,
             tag::PARSE_COMPLETE => parsed = true,
             tag::BIND_COMPLETE => bound = true,
+            tag::COMMAND_COMPLETE => match CommandComplete::rows_in_body(&body) {
+                Ok(rows) => affected = rows.unwrap_or(0),
+                Err(e) => {
+                    error.get_or_insert_with(|| Error::protocol(e.to_string()));
+                }
+            },
             _ => match Message::parse(tag, body) {
                 Ok(Message::RowDescription(desc)) => {
                     columns = Some(
@@ -332,7 +338,6 @@ pub(crate) async fn read_response(
                     );
                 }
                 Ok(Message::NoData) => columns = Some(Arc::from(Vec::new())),
-                Ok(Message::CommandComplete(cc)) => affected = cc.rows().unwrap_or(0),
                 Ok(Message::EmptyQueryResponse)
                 | Ok(Message::PortalSuspended)
                 | Ok(Message::CloseComplete) => {}

@@ -4,7 +4,7 @@
 use bytes::{Buf, Bytes};
 
 use super::reader::{cstrs, malformed, Reader};
-use crate::DecodeErrorKind;
+use crate::{DecodeError, DecodeErrorKind};
 
 /// CommandComplete body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,21 +30,47 @@ impl CommandComplete {
     /// Rows affected or returned: the last word of the tag when it is a number
     /// (INSERT, UPDATE, DELETE, SELECT, MOVE, FETCH, COPY, MERGE); `None` otherwise.
     pub fn rows(&self) -> Option<u64> {
-        let tag = self.tag();
-        let command = tag.split(' ').next()?;
-        if !matches!(
-            command,
-            "INSERT" | "UPDATE" | "DELETE" | "SELECT" | "MOVE" | "FETCH" | "COPY" | "MERGE"
-        ) {
-            return None;
-        }
-        let last = tag.rsplit(' ').next()?;
-        // `u64::from_str` would also take a leading '+'.
-        if last.is_empty() || !last.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        last.parse().ok()
+        rows_in_tag(&self.body)
     }
+
+    /// [`rows`](Self::rows) straight from a CommandComplete body, without
+    /// building the message: every query ends with one, so this is on the
+    /// hot path. The framing is checked as [`Message::parse`](super::Message::parse)
+    /// does (one NUL, at the end); the tag's UTF-8 is not, as nothing here
+    /// shows it.
+    pub fn rows_in_body(body: &[u8]) -> Result<Option<u64>, DecodeError> {
+        match body.split_last() {
+            Some((0, tag)) if !tag.contains(&0) => Ok(rows_in_tag(tag)),
+            _ => Err(DecodeError::new(
+                super::tag::COMMAND_COMPLETE,
+                malformed("the command tag is not one NUL-terminated string".into()),
+            )),
+        }
+    }
+}
+
+/// The row count at the end of a command tag, for the commands that have one.
+fn rows_in_tag(tag: &[u8]) -> Option<u64> {
+    let command = tag.split(|&b| b == b' ').next()?;
+    if !matches!(
+        command,
+        b"INSERT" | b"UPDATE" | b"DELETE" | b"SELECT" | b"MOVE" | b"FETCH" | b"COPY" | b"MERGE"
+    ) {
+        return None;
+    }
+    let last = tag.rsplit(|&b| b == b' ').next()?;
+    if last.is_empty() {
+        return None;
+    }
+    // Digits only (`u64::from_str` would also take a leading '+'), and
+    // `None` on overflow.
+    last.iter().try_fold(0u64, |n, &b| {
+        if b.is_ascii_digit() {
+            n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+        } else {
+            None
+        }
+    })
 }
 
 /// ParameterStatus body.
