@@ -77,6 +77,13 @@ pub struct Args {
     /// (sched_setaffinity). With --url only the client is pinned.
     #[arg(long)]
     pub pin: bool,
+    /// The tokio runtime every driver runs on: `multi-thread` (the default,
+    /// one worker per core) or `current-thread` (one thread, as a
+    /// thread-per-core service runs each shard), which takes the cost of
+    /// waking tasks across threads out of the per-query CPU. (The `stream`
+    /// workload's child processes always run multi-thread.)
+    #[arg(long, value_enum, default_value_t = RuntimeFlavor::MultiThread)]
+    pub runtime: RuntimeFlavor,
     /// Only these variants (labels, comma-separated, e.g. `reuse,pool`).
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,
@@ -87,6 +94,27 @@ pub struct Args {
     /// Internal: rows for `--stream-child`.
     #[arg(long, hide = true)]
     pub stream_rows: Option<u64>,
+}
+
+/// The tokio runtime the drivers run on (`--runtime`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum RuntimeFlavor {
+    /// `Builder::new_multi_thread`: a worker per core.
+    #[default]
+    MultiThread,
+    /// `Builder::new_current_thread`: everything on one thread.
+    CurrentThread,
+}
+
+impl RuntimeFlavor {
+    /// A runtime of this flavour with I/O and timers enabled.
+    pub fn build(self) -> std::io::Result<tokio::runtime::Runtime> {
+        let mut builder = match self {
+            RuntimeFlavor::MultiThread => tokio::runtime::Builder::new_multi_thread(),
+            RuntimeFlavor::CurrentThread => tokio::runtime::Builder::new_current_thread(),
+        };
+        builder.enable_all().build()
+    }
 }
 
 /// A validated run description.
@@ -130,6 +158,8 @@ pub struct Plan {
     pub interleave: bool,
     /// `--pin`: client and server on separate CPUs.
     pub pin: bool,
+    /// `--runtime`: the tokio runtime the drivers run on.
+    pub runtime: RuntimeFlavor,
 }
 
 fn seconds(v: Option<f64>, default: f64, what: &str) -> Result<Duration, String> {
@@ -235,6 +265,7 @@ impl Plan {
             variant_filter: Vec::new(),
             interleave: args.interleave,
             pin: args.pin,
+            runtime: args.runtime,
         };
         let known: Vec<String> = plan
             .workloads
@@ -338,6 +369,15 @@ mod tests {
             .collect();
         assert_eq!(rows, ["50k", "50k-stream", "replay"]);
         assert!(plan(&["--server", "fake"]).is_err());
+        assert_eq!(p.runtime, RuntimeFlavor::MultiThread);
+        let current = plan(&["--runtime", "current-thread"]).unwrap();
+        assert_eq!(current.runtime, RuntimeFlavor::CurrentThread);
+        let rt = current.runtime.build().expect("a current-thread runtime");
+        assert_eq!(
+            rt.handle().runtime_flavor(),
+            tokio::runtime::RuntimeFlavor::CurrentThread
+        );
+        assert!(plan(&["--runtime", "green-threads"]).is_err());
         let some = plan(&["--workloads", "ozo", "--variants", "reuse,pool"]).unwrap();
         let labels: Vec<String> = some
             .variants(Workload::Ozo)

@@ -70,10 +70,7 @@ fn main() -> ExitCode {
     } else {
         None
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match plan.runtime.build() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("pgpipe-bench: cannot start the runtime: {e}");
@@ -114,10 +111,7 @@ fn stream_child(driver: &str, args: &Args) -> ExitCode {
         eprintln!("pgpipe-bench: --stream-child needs --url and --stream-rows");
         return ExitCode::from(2);
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match args.runtime.build() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("pgpipe-bench: cannot start the runtime: {e}");
