@@ -180,6 +180,36 @@ fn check_count(
     })
 }
 
+/// Fills a zeroed slice front to back; the slice was sized for exactly
+/// what is written, so the slicing below cannot fail.
+struct Fill<'a> {
+    out: &'a mut [u8],
+    at: usize,
+}
+
+impl<'a> Fill<'a> {
+    fn new(out: &'a mut [u8]) -> Self {
+        Fill { out, at: 0 }
+    }
+
+    #[inline(always)]
+    fn bytes(&mut self, b: &[u8]) {
+        self.out[self.at..self.at + b.len()].copy_from_slice(b);
+        self.at += b.len();
+    }
+
+    /// Leaves `n` bytes as they are (zero) for a later patch.
+    fn skip(&mut self, n: usize) {
+        self.at += n;
+    }
+
+    /// A C string: the bytes, then the NUL (already there: the slice is zeroed).
+    fn cstr(&mut self, s: &[u8]) {
+        self.bytes(s);
+        self.at += 1;
+    }
+}
+
 fn put_cstr(buf: &mut BytesMut, s: &[u8]) {
     buf.put_slice(s);
     buf.put_u8(0);
@@ -373,15 +403,22 @@ impl Encoder {
 
         let start = buf.len();
         buf.reserve(1 + fixed_len);
-        buf.put_u8(b'B');
-        buf.put_i32(0);
-        put_cstr(buf, portal.as_bytes());
-        put_cstr(buf, statement.as_bytes());
-        buf.put_u16(format_count);
+        // The header in one step: grow once, then fill in place (each field
+        // a fixed-size copy the compiler inlines, rather than a call into
+        // `bytes` per field). The length is patched at the end.
+        let head_len =
+            1 + 4 + portal.len() + 1 + statement.len() + 1 + 2 + 2 * param_formats.len() + 2;
+        buf.resize(start + head_len, 0);
+        let mut head = Fill::new(&mut buf[start..]);
+        head.bytes(b"B");
+        head.skip(4);
+        head.cstr(portal.as_bytes());
+        head.cstr(statement.as_bytes());
+        head.bytes(&format_count.to_be_bytes());
         for &format in param_formats {
-            buf.put_i16(format);
+            head.bytes(&format.to_be_bytes());
         }
-        buf.put_u16(count);
+        head.bytes(&count.to_be_bytes());
 
         let mut writer = ParamWriter {
             buf: &mut *buf,
@@ -403,9 +440,12 @@ impl Encoder {
             });
         }
 
-        buf.put_u16(result_count);
+        let tail = buf.len();
+        buf.resize(tail + 2 + 2 * result_formats.len(), 0);
+        let mut out = Fill::new(&mut buf[tail..]);
+        out.bytes(&result_count.to_be_bytes());
         for &format in result_formats {
-            buf.put_i16(format);
+            out.bytes(&format.to_be_bytes());
         }
         let len = match self.check_len(MSG, buf.len() - start - 1) {
             Ok(len) => len,
