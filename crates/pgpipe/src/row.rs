@@ -259,7 +259,7 @@ impl Row {
         let (value, end) = if len < 0 {
             (None, start)
         } else {
-            let end = start + len as usize;
+            let end = start.checked_add(len as usize).ok_or_else(malformed)?;
             (Some(body.get(start..end).ok_or_else(malformed)?), end)
         };
         self.hint
