@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use pgpipe_proto::backend::{tag, Message};
+use pgpipe_proto::backend::{tag, CommandComplete, Message};
 use pgpipe_proto::frontend::{self, ParamWriter};
 use pgpipe_proto::EncodeError;
 use pgpipe_types::{Oid, Params, Type, TypeRef};
@@ -326,7 +326,30 @@ impl<'a> Batch<'a> {
                 }
                 continue;
             }
-            let body_copy = body.clone();
+            // The end of one statement's result: its row count read straight
+            // from the bytes (a malformed EmptyQueryResponse goes on to
+            // `Message::parse`, which reports it).
+            let ended = match tag {
+                tag::COMMAND_COMPLETE => Some(CommandComplete::rows_in_body(&body)),
+                tag::EMPTY_QUERY_RESPONSE if body.is_empty() => Some(Ok(None)),
+                _ => None,
+            };
+            if let Some(ended) = ended {
+                let rows_affected = match ended {
+                    Ok(n) => n.unwrap_or(0),
+                    Err(e) => {
+                        error = Some((i, Error::protocol(e.to_string())));
+                        continue;
+                    }
+                };
+                results.push(BatchResult {
+                    rows: std::mem::take(&mut rows),
+                    rows_affected,
+                });
+                parsed_current = false;
+                columns = plans.get(i + 1).and_then(Plan::columns);
+                continue;
+            }
             match Message::parse(tag, body) {
                 Ok(Message::RowDescription(desc)) => {
                     let cols: Arc<[Column]> = desc
@@ -339,18 +362,6 @@ impl<'a> Batch<'a> {
                     columns = Some(cols);
                 }
                 Ok(Message::NoData) => columns = Some(Arc::from(Vec::new())),
-                Ok(Message::CommandComplete(_)) | Ok(Message::EmptyQueryResponse) => {
-                    let rows_affected = match Message::parse(tag, body_copy.clone()) {
-                        Ok(Message::CommandComplete(cc)) => cc.rows().unwrap_or(0),
-                        _ => 0,
-                    };
-                    results.push(BatchResult {
-                        rows: std::mem::take(&mut rows),
-                        rows_affected,
-                    });
-                    parsed_current = false;
-                    columns = plans.get(i + 1).and_then(Plan::columns);
-                }
                 Ok(Message::ParseComplete) => parsed_current = true,
                 Ok(Message::BindComplete) | Ok(Message::CloseComplete) => {}
                 Ok(Message::ErrorResponse(fields)) => {

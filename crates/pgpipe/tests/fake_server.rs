@@ -152,6 +152,21 @@ async fn data_row_with_the_wrong_column_count() {
 }
 
 #[tokio::test]
+async fn command_complete_without_its_nul_is_a_protocol_error() {
+    // The query path reads the row count straight from these bytes.
+    let script = after_query()
+        .send(msg::parse_complete())
+        .send(msg::bind_complete())
+        .send(msg::no_data())
+        .send(msg::raw(b'C', b"SELECT 1"))
+        .send(msg::ready_for_query(b'I'))
+        .sleep(Duration::from_secs(2));
+    let (err, _client, _server) = query_against(script, "").await;
+    assert_eq!(err.kind(), ErrorKind::Protocol, "{err:?}");
+    assert!(err.to_string().contains("command tag"), "{err}");
+}
+
+#[tokio::test]
 async fn error_response_without_sqlstate() {
     let script = after_query()
         .send(msg::error_response(&[
