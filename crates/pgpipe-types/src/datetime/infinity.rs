@@ -209,8 +209,28 @@ pub(crate) fn accepts_finite<T: Finite + ?Sized>(ty: &Type) -> bool {
 }
 
 /// Implements `StaticType`, `Encode` and (optionally) `Decode` for a type
-/// implementing the sealed `Finite` traits.
+/// implementing the sealed `Finite` traits. `via` does the sealed traits
+/// too, for a `Copy` type of another crate converted through one of our
+/// own (`TryFrom` both ways): `finite_codec!(via Date: NaiveDate, "chrono::NaiveDate")`.
 macro_rules! finite_codec {
+    (via $own:ident: $t:ty, $name:literal) => {
+        impl $crate::datetime::infinity::sealed::Finite for $t {
+            const OID: $crate::Oid = <$own as $crate::datetime::infinity::sealed::Finite>::OID;
+            fn to_wire(&self) -> Result<i64, $crate::BoxError> {
+                $crate::datetime::infinity::sealed::Finite::to_wire(&$own::try_from(*self)?)
+            }
+        }
+
+        impl $crate::datetime::infinity::sealed::FiniteDecode for $t {
+            const NAME: &'static str = $name;
+            fn from_wire(wire: i64) -> Result<Self, $crate::BoxError> {
+                let own = <$own as $crate::datetime::infinity::sealed::FiniteDecode>::from_wire(wire)?;
+                Ok(<$t>::try_from(own)?)
+            }
+        }
+
+        finite_codec!($t);
+    };
     (encode impl<$g:ident: $b:path> $t:ty) => {
         finite_codec!(@encode [<$g: $b>] $t);
     };

@@ -17,7 +17,7 @@ use chrono::{
 use super::civil::{RangeError, USECS_PER_DAY, USECS_PER_SEC};
 use super::infinity::finite_codec;
 use super::infinity::sealed::{Finite, FiniteDecode};
-use super::infinity::{DATE_OID, TIMESTAMPTZ_OID, TIMESTAMP_OID};
+use super::infinity::TIMESTAMPTZ_OID;
 use super::{Date, Time, Timestamp, TimestampTz};
 use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type, TypeRef};
 
@@ -156,37 +156,8 @@ impl TryFrom<TimestampTz> for DateTime<Local> {
     }
 }
 
-impl Finite for NaiveDate {
-    const OID: Oid = DATE_OID;
-    fn to_wire(&self) -> Result<i64, BoxError> {
-        Ok(Date::try_from(*self)?.pg_days().into())
-    }
-}
-
-impl FiniteDecode for NaiveDate {
-    const NAME: &'static str = "chrono::NaiveDate";
-    fn from_wire(wire: i64) -> Result<Self, BoxError> {
-        Ok(NaiveDate::try_from(Date::from_wire(wire)?)?)
-    }
-}
-
-finite_codec!(NaiveDate);
-
-impl Finite for NaiveDateTime {
-    const OID: Oid = TIMESTAMP_OID;
-    fn to_wire(&self) -> Result<i64, BoxError> {
-        Ok(Timestamp::try_from(*self)?.pg_micros())
-    }
-}
-
-impl FiniteDecode for NaiveDateTime {
-    const NAME: &'static str = "chrono::NaiveDateTime";
-    fn from_wire(wire: i64) -> Result<Self, BoxError> {
-        Ok(NaiveDateTime::try_from(Timestamp::from_wire(wire)?)?)
-    }
-}
-
-finite_codec!(NaiveDateTime);
+finite_codec!(via Date: NaiveDate, "chrono::NaiveDate");
+finite_codec!(via Timestamp: NaiveDateTime, "chrono::NaiveDateTime");
 
 impl<Tz: TimeZone> Finite for DateTime<Tz> {
     const OID: Oid = TIMESTAMPTZ_OID;

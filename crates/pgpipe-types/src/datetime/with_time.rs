@@ -13,11 +13,9 @@ use time::{OffsetDateTime, PrimitiveDateTime};
 
 use super::civil::{RangeError, UNIX_TO_PG_USECS, USECS_PER_DAY, USECS_PER_SEC};
 use super::infinity::finite_codec;
-use super::infinity::sealed::{Finite, FiniteDecode};
-use super::infinity::{DATE_OID, TIMESTAMPTZ_OID, TIMESTAMP_OID};
 use super::timestamp::check_timestamp_range;
 use super::{Date, Time, Timestamp, TimestampTz};
-use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type, TypeRef};
+use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
 /// The Julian day number of 2000-01-01.
 const PG_EPOCH_JULIAN_DAY: i64 = 2_451_545;
@@ -136,53 +134,9 @@ impl TryFrom<TimestampTz> for OffsetDateTime {
     }
 }
 
-impl Finite for time::Date {
-    const OID: Oid = DATE_OID;
-    fn to_wire(&self) -> Result<i64, BoxError> {
-        Ok(Date::try_from(*self)?.pg_days().into())
-    }
-}
-
-impl FiniteDecode for time::Date {
-    const NAME: &'static str = "time::Date";
-    fn from_wire(wire: i64) -> Result<Self, BoxError> {
-        Ok(time::Date::try_from(Date::from_wire(wire)?)?)
-    }
-}
-
-finite_codec!(time::Date);
-
-impl Finite for PrimitiveDateTime {
-    const OID: Oid = TIMESTAMP_OID;
-    fn to_wire(&self) -> Result<i64, BoxError> {
-        Ok(Timestamp::try_from(*self)?.pg_micros())
-    }
-}
-
-impl FiniteDecode for PrimitiveDateTime {
-    const NAME: &'static str = "time::PrimitiveDateTime";
-    fn from_wire(wire: i64) -> Result<Self, BoxError> {
-        Ok(PrimitiveDateTime::try_from(Timestamp::from_wire(wire)?)?)
-    }
-}
-
-finite_codec!(PrimitiveDateTime);
-
-impl Finite for OffsetDateTime {
-    const OID: Oid = TIMESTAMPTZ_OID;
-    fn to_wire(&self) -> Result<i64, BoxError> {
-        Ok(TimestampTz::try_from(*self)?.pg_micros())
-    }
-}
-
-impl FiniteDecode for OffsetDateTime {
-    const NAME: &'static str = "time::OffsetDateTime";
-    fn from_wire(wire: i64) -> Result<Self, BoxError> {
-        Ok(OffsetDateTime::try_from(TimestampTz::from_wire(wire)?)?)
-    }
-}
-
-finite_codec!(OffsetDateTime);
+finite_codec!(via Date: time::Date, "time::Date");
+finite_codec!(via Timestamp: PrimitiveDateTime, "time::PrimitiveDateTime");
+finite_codec!(via TimestampTz: OffsetDateTime, "time::OffsetDateTime");
 
 impl StaticType for time::Time {
     const TYPE: TypeRef = TypeRef::Oid(1083);
