@@ -5,8 +5,8 @@
 
 pub use bytes::BytesMut;
 
-pub use crate::from_row::{check_column, column_index, FromRow};
-pub use crate::row::{Column, Row};
+pub use crate::query::from_row::{check_column, column_index, FromRow};
+pub use crate::query::{Column, Row};
 pub use crate::Error;
 
 use pgpipe_types::{BoxError, Decode};

@@ -19,53 +19,31 @@
 
 #![warn(missing_docs)]
 
-mod batch;
-mod cache;
-mod cancel;
-mod catalog;
 mod client;
 pub mod config;
 mod connect;
-mod connection;
+mod driver;
 mod error;
-pub mod from_row;
 pub mod pool;
-mod portal;
 mod query;
-mod registry;
-mod row;
-mod shared;
-mod simple_query;
-mod slot;
-mod socket;
-mod startup;
-mod statement;
-mod stream;
+pub mod types;
 
-pub use batch::{Batch, BatchResult};
-pub use cancel::CancelToken;
 pub use client::{Client, ClientStats};
 pub use config::{
     ChannelBinding, Config, ConfigError, Host, LoadBalanceHosts, QueryMode, SslMode,
     SslNegotiation, TargetSessionAttrs,
 };
 pub use connect::{connect, connect_with_driver};
-pub use connection::Connection;
+pub use driver::{CancelToken, Connection};
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};
-pub use from_row::FromRow;
 pub use pgpipe_proto::backend::TransactionStatus;
 pub use pool::{Pool, PoolConfig, PoolStats, PooledClient, Provider};
-pub use portal::Portal;
-pub use query::{StatementRef, ToStatement};
-pub use row::{Column, Row, RowIndex};
-pub use simple_query::{SimpleQueryMessage, SimpleQueryRow};
-pub use statement::Statement;
-pub use stream::RowStream;
+pub use query::from_row;
+pub use query::{
+    Batch, BatchResult, Column, FromRow, Portal, Row, RowIndex, RowStream, SimpleQueryMessage,
+    SimpleQueryRow, Statement, StatementRef, ToStatement,
+};
 
-/// The type system: encode/decode traits, parameter lists and type identities.
-pub mod types {
-    pub use pgpipe_types::*;
-}
 #[cfg(feature = "derive")]
 pub use pgpipe_derive::{Composite, Decode, Encode, FromRow, PgEnum};
 pub use pgpipe_types::{Decode, Encode, Params, Type};

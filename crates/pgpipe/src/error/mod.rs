@@ -131,7 +131,7 @@ impl Error {
     pub(crate) fn unexpected(msg: &pgpipe_proto::backend::Message, during: &str) -> Error {
         Error::protocol(format!(
             "unexpected {} {during}",
-            crate::startup::message_name(msg)
+            crate::connect::message_name(msg)
         ))
     }
 

@@ -1,20 +1,20 @@
-//! The extended-query path: encoding a request and reading its response.
+//! The extended-query path: encoding a statement (from the cache or with
+//! Parse + Describe) and the names a query method accepts.
 
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use pgpipe_proto::backend::{tag, CommandComplete, Message};
 use pgpipe_proto::frontend::{self, Encoder, Target};
 use pgpipe_proto::EncodeError;
 use pgpipe_types::{Params, Type};
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::cache::StatementCache;
-use crate::error::{DbError, ErrorKind, SqlState};
-use crate::row::{Column, Row};
-use crate::shared::Shared;
-use crate::slot::Responses;
-use crate::statement::Statement;
+use crate::driver::Responses;
+use crate::driver::Shared;
+use crate::error::ErrorKind;
+use crate::query::Column;
+use crate::query::Statement;
+use crate::query::StatementCache;
 use crate::Error;
 
 /// Binary for every parameter and every result column.
@@ -272,121 +272,4 @@ pub(crate) fn check_prepared<P: Params + ?Sized>(
             ),
         )
     })
-}
-
-/// What reading a response found out.
-pub(crate) struct Outcome {
-    /// Rows affected or returned (CommandComplete), or the error.
-    pub(crate) result: Result<u64, Error>,
-    /// The columns of the result, as described or as known beforehand.
-    pub(crate) columns: Option<Arc<[Column]>>,
-    /// ParseComplete was received.
-    pub(crate) parsed: bool,
-}
-
-/// Reads one extended-query response to its end, handing each row to
-/// `on_row`.
-pub(crate) async fn read_response(
-    shared: &Shared,
-    responses: &mut Responses,
-    mut columns: Option<Arc<[Column]>>,
-    mut on_row: impl FnMut(Row),
-) -> Outcome {
-    let mut error: Option<Error> = None;
-    let mut affected = 0;
-    let mut parsed = false;
-    let mut bound = false;
-    loop {
-        let (tag, body) = match responses.next_raw().await {
-            Ok(m) => m,
-            Err(e) => {
-                return Outcome {
-                    result: Err(e),
-                    columns,
-                    parsed,
-                }
-            }
-        };
-        match tag {
-            tag::DATA_ROW => {
-                let Some(cols) = &columns else {
-                    error.get_or_insert_with(|| Error::protocol("DataRow before RowDescription"));
-                    continue;
-                };
-                match Row::from_body(cols, body) {
-                    Ok(row) => on_row(row),
-                    Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
-            }
-            tag::READY_FOR_QUERY => break,
-            tag::PARSE_COMPLETE => parsed = true,
-            tag::BIND_COMPLETE => bound = true,
-            tag::COMMAND_COMPLETE => match CommandComplete::rows_in_body(&body) {
-                Ok(rows) => affected = rows.unwrap_or(0),
-                Err(e) => {
-                    error.get_or_insert_with(|| Error::protocol(e.to_string()));
-                }
-            },
-            _ => match Message::parse(tag, body) {
-                Ok(Message::RowDescription(desc)) => {
-                    columns = Some(
-                        desc.fields()
-                            .map(|f| Column::from_field(&f, &shared.types))
-                            .collect(),
-                    );
-                }
-                Ok(Message::NoData) => columns = Some(Arc::from(Vec::new())),
-                Ok(Message::EmptyQueryResponse)
-                | Ok(Message::PortalSuspended)
-                | Ok(Message::CloseComplete) => {}
-                Ok(Message::CopyInResponse(_)) => shared.refuse_copy_in(),
-                Ok(Message::CopyOutResponse(_))
-                | Ok(Message::CopyData(_))
-                | Ok(Message::CopyDone) => {
-                    error.get_or_insert_with(|| {
-                        Error::new(
-                            ErrorKind::Unsupported,
-                            "COPY TO STDOUT is not supported through query methods yet",
-                        )
-                    });
-                }
-                Ok(Message::ErrorResponse(fields)) => {
-                    let e = match DbError::parse(&fields) {
-                        Ok(db) => {
-                            // The server found the parameter count wrong at Bind:
-                            // report it as the caller's mistake it is.
-                            let wrong_count =
-                                parsed && !bound && *db.code() == SqlState::PROTOCOL_VIOLATION;
-                            let e = Error::db(db);
-                            if wrong_count {
-                                e.with_kind(ErrorKind::ParameterCount)
-                                    .context("wrong number of parameters")
-                            } else {
-                                e
-                            }
-                        }
-                        Err(msg) => Error::protocol(msg),
-                    };
-                    error.get_or_insert(e);
-                }
-                Ok(other) => {
-                    error.get_or_insert_with(|| Error::unexpected(&other, "in a query response"));
-                }
-                Err(e) => {
-                    error.get_or_insert_with(|| Error::protocol(e.to_string()));
-                }
-            },
-        }
-    }
-    let result = match error {
-        Some(e) => Err(shared.request_failed(e)),
-        None => Ok(affected),
-    };
-    Outcome {
-        result,
-        columns,
-        parsed,
-    }
 }

@@ -10,8 +10,8 @@ use pgpipe_proto::frontend::Encoder;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::config::ResolvedConfig;
+use crate::driver::Socket;
 use crate::error::{DbError, ErrorKind};
-use crate::socket::Socket;
 use crate::Error;
 
 /// What the handshake learned about the session.

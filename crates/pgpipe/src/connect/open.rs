@@ -7,16 +7,16 @@ use pgpipe_proto::backend::Decoder;
 use pgpipe_proto::frontend::Encoder;
 use tokio::net::{TcpStream, UnixStream};
 
-use crate::cancel::CancelToken;
 use crate::config::{
     Config, Host, LoadBalanceHosts, ProcessEnvironment, QueryMode, ResolvedConfig, SslMode, Target,
     TargetSessionAttrs,
 };
-use crate::connection::Connection;
+use crate::connect::handshake;
+use crate::driver::CancelToken;
+use crate::driver::Connection;
+use crate::driver::Shared;
+use crate::driver::Socket;
 use crate::error::ErrorKind;
-use crate::shared::Shared;
-use crate::socket::Socket;
-use crate::startup::handshake;
 use crate::{Client, Error, SimpleQueryMessage};
 
 /// Connects to the server described by `url` (a `postgres://` URL or a

@@ -16,7 +16,7 @@ use pgpipe_proto::backend::Field;
 use pgpipe_types::{Decode, Oid, Type, WrongType};
 
 use crate::error::ErrorKind;
-use crate::registry::TypeRegistry;
+use crate::types::TypeRegistry;
 use crate::Error;
 
 /// Metadata of one result column.

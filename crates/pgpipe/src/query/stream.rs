@@ -8,11 +8,11 @@ use std::task::{Context, Poll};
 use futures_core::Stream;
 use pgpipe_proto::backend::{tag, Message};
 
+use crate::driver::Responses;
+use crate::driver::Shared;
 use crate::error::ErrorKind;
 use crate::query::Plan;
-use crate::row::{Column, Row};
-use crate::shared::Shared;
-use crate::slot::Responses;
+use crate::query::{Column, Row};
 use crate::Error;
 
 /// The rows of a query, as they arrive. Returned by

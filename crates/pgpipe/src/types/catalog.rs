@@ -1,7 +1,7 @@
 //! Looking up user-defined types in the server catalog: composites (with
 //! their fields), enums (with their labels), domains, ranges, multiranges and
 //! arrays of any of them. Each type is looked up once per connection and kept
-//! in its [`TypeRegistry`](crate::registry::TypeRegistry).
+//! in its [`TypeRegistry`](crate::types::TypeRegistry).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use pgpipe_types::{Field, Kind, Oid, Params, Type, TypeRef};
 
 use crate::error::ErrorKind;
 use crate::query::{read_response, send_query, StatementRef};
-use crate::row::{Column, Row};
+use crate::query::{Column, Row};
 use crate::{Client, Error};
 
 /// Composite types nest; a chain deeper than this is not a real schema.
@@ -409,7 +409,7 @@ fn build(
     raw: &HashMap<Oid, RawType>,
     fields: &HashMap<Oid, Vec<(String, Oid)>>,
     labels: &HashMap<Oid, Vec<String>>,
-    registry: &crate::registry::TypeRegistry,
+    registry: &crate::types::TypeRegistry,
     built: &mut HashMap<Oid, Type>,
     depth: usize,
 ) -> Result<Type, Error> {

@@ -4,7 +4,7 @@
 use pgpipe_types::{Decode, WrongType};
 
 use crate::error::ErrorKind;
-use crate::row::{Column, Row};
+use crate::query::{Column, Row};
 use crate::Error;
 
 /// A Rust type built from one result row.

@@ -8,12 +8,12 @@ use pgpipe_proto::frontend::{self, ParamWriter};
 use pgpipe_proto::EncodeError;
 use pgpipe_types::{Oid, Params, Type, TypeRef};
 
-use crate::catalog::{ParamTypes, Resolved};
 use crate::error::ErrorKind;
 use crate::query::{
     check_prepared, encode_statement, read_response, Plan, StatementRef, ToStatement,
 };
-use crate::row::{Column, Row};
+use crate::query::{Column, Row};
+use crate::types::{ParamTypes, Resolved};
 use crate::{Client, Error};
 
 /// Parameter lists of different types side by side.
@@ -213,7 +213,7 @@ impl<'a> Batch<'a> {
         &self,
         enc: &pgpipe_proto::frontend::Encoder,
         buf: &mut bytes::BytesMut,
-        cache: &mut crate::cache::StatementCache,
+        cache: &mut crate::query::StatementCache,
         independent: bool,
         resolved: &[Option<ParamTypes>],
     ) -> Result<Vec<Plan>, Error> {
@@ -405,7 +405,7 @@ impl<'a> Batch<'a> {
 }
 
 /// Drops the cache entries these plans created: their Parse never ran.
-fn forget_new(cache: &mut crate::cache::StatementCache, plans: &[Plan]) {
+fn forget_new(cache: &mut crate::query::StatementCache, plans: &[Plan]) {
     for plan in plans {
         if let Plan::Cached {
             name, parses: true, ..

@@ -15,11 +15,11 @@ use bytes::BytesMut;
 use pgpipe_proto::frontend::{self, Encoder};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::cache::StatementCache;
-use crate::cancel::CancelToken;
+use crate::driver::CancelToken;
+use crate::driver::{Responses, Slot};
 use crate::error::DbError;
-use crate::registry::TypeRegistry;
-use crate::slot::{Responses, Slot};
+use crate::query::StatementCache;
+use crate::types::TypeRegistry;
 use crate::Error;
 
 /// A callback for NoticeResponse messages.

@@ -7,10 +7,10 @@ use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::Params;
 
+use crate::driver::Shared;
 use crate::error::ErrorKind;
 use crate::query::{bind_to, check_prepared, encode_error, StatementRef, ToStatement};
-use crate::row::{Column, Row};
-use crate::shared::Shared;
+use crate::query::{Column, Row};
 use crate::{Client, Error};
 
 /// A bound statement whose rows are fetched in pieces: the server keeps the

@@ -19,10 +19,10 @@ use pgpipe_proto::backend::{tag, Decoder, Message};
 use tokio::io::AsyncWrite;
 use tokio::time::Sleep;
 
+use crate::driver::Shared;
+use crate::driver::Slot;
+use crate::driver::Socket;
 use crate::error::{DbError, ErrorKind};
-use crate::shared::Shared;
-use crate::slot::Slot;
-use crate::socket::Socket;
 use crate::Error;
 
 /// Bytes the driver asks the socket for at a time: large reads amortise the

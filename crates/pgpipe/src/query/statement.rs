@@ -6,8 +6,8 @@ use std::sync::{Arc, Weak};
 use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::Type;
 
-use crate::row::Column;
-use crate::shared::Shared;
+use crate::driver::Shared;
+use crate::query::Column;
 use crate::Error;
 
 struct Inner {

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use pgpipe_proto::backend::{tag, Message};
 
+use crate::driver::Responses;
+use crate::driver::Shared;
 use crate::error::ErrorKind;
-use crate::row::{Column, RowIndex};
-use crate::shared::Shared;
-use crate::slot::Responses;
+use crate::query::{Column, RowIndex};
 use crate::Error;
 
 /// One item of a [`Client::simple_query`](crate::Client::simple_query) result.

@@ -1,0 +1,16 @@
+//! The one task that owns the socket, and the plumbing every handle shares
+//! with it: the request queue and write buffer ([`Shared`]), the reply
+//! hand-off ([`Slot`], [`Responses`]), the stream types, and cancel
+//! requests.
+
+mod cancel;
+mod connection;
+mod shared;
+mod slot;
+mod socket;
+
+pub use cancel::CancelToken;
+pub use connection::Connection;
+pub(crate) use shared::Shared;
+pub(crate) use slot::{Responses, Slot};
+pub(crate) use socket::Socket;

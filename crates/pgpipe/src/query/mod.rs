@@ -1,0 +1,29 @@
+//! The extended-query path and what it returns: encoding statements, the
+//! statement cache, reading responses into lazy rows, batches, portals,
+//! streams, prepared statements, the simple-query protocol and `FromRow`.
+
+mod batch;
+mod cache;
+mod encode;
+pub mod from_row;
+mod portal;
+mod response;
+mod row;
+mod simple_query;
+mod statement;
+mod stream;
+
+pub use batch::{Batch, BatchResult};
+pub(crate) use cache::StatementCache;
+pub(crate) use encode::{
+    bind_to, check_prepared, encode_error, encode_statement, send_query, Plan,
+};
+pub use encode::{StatementRef, ToStatement};
+pub use from_row::FromRow;
+pub use portal::Portal;
+pub(crate) use response::read_response;
+pub use row::{Column, Row, RowIndex};
+pub(crate) use simple_query::read_simple;
+pub use simple_query::{SimpleQueryMessage, SimpleQueryRow};
+pub use statement::Statement;
+pub use stream::RowStream;
