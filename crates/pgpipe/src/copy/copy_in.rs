@@ -167,11 +167,14 @@ impl CopyIn {
     /// Reads the server's answer to the COPY statement: CopyInResponse,
     /// or why there is none.
     async fn wait_ready(&mut self) -> Result<(), Error> {
-        let (tag, body) = match self.responses.next_raw().await {
-            Ok(m) => m,
-            Err(e) => {
-                self.state = State::Ended;
-                return Err(e);
+        let (tag, body) = loop {
+            match self.responses.next_raw().await {
+                Ok((tag::PARSE_COMPLETE | tag::BIND_COMPLETE, _)) => {}
+                Ok(m) => break m,
+                Err(e) => {
+                    self.state = State::Ended;
+                    return Err(e);
+                }
             }
         };
         let error = match Message::parse(tag, body) {

@@ -141,7 +141,7 @@ impl CopyOut {
                 },
                 _ => match Message::parse(tag, body) {
                     Ok(Message::CopyOutResponse(r)) => self.format = Some(r.format()),
-                    Ok(Message::CopyDone) => {}
+                    Ok(Message::CopyDone | Message::ParseComplete | Message::BindComplete) => {}
                     Ok(Message::ErrorResponse(fields)) => {
                         self.error = Some(if self.format.is_none() && is_our_copy_fail(&fields) {
                             Error::new(
