@@ -50,7 +50,11 @@ fn text_rows(n: usize) -> Vec<u8> {
             3 => format!("back\\\\slash\\nnewline {i}"),
             _ => format!("plain {i}"),
         };
-        let score = if i % 7 == 0 { "\\N".to_owned() } else { format!("{}.{:02}", i, i % 100) };
+        let score = if i % 7 == 0 {
+            "\\N".to_owned()
+        } else {
+            format!("{}.{:02}", i, i % 100)
+        };
         out.extend_from_slice(
             format!(
                 "{i}\t{name}\t{score}\t2026-11-24 00:00:{:02}+00\t{{\"i\": {i}}}\t\\\\x{:08x}\n",
@@ -113,7 +117,11 @@ async fn csv_with_header_and_delimiter_round_trips() {
                 2 => format!("\"multi\nline {i}\""),
                 _ => format!("plain{i}"),
             };
-            let note = if i % 3 == 0 { String::new() } else { format!("n{i}") };
+            let note = if i % 3 == 0 {
+                String::new()
+            } else {
+                format!("n{i}")
+            };
             data.extend_from_slice(format!("{i};{name};{note}\n").as_bytes());
         }
         let options = "(FORMAT csv, HEADER true, DELIMITER ';')";
@@ -140,7 +148,9 @@ async fn csv_with_header_and_delimiter_round_trips() {
         assert!(back == data, "CSV came back different");
         // And through the AsyncRead adapter of COPY OUT.
         let reader = client
-            .copy_out(&format!("COPY (SELECT * FROM c ORDER BY id) TO STDOUT {options}"))
+            .copy_out(&format!(
+                "COPY (SELECT * FROM c ORDER BY id) TO STDOUT {options}"
+            ))
             .await
             .unwrap()
             .into_reader();
@@ -161,9 +171,14 @@ async fn the_writer_is_a_sink() {
     bounded(async {
         let client = connect(&db).await;
         setup(&client).await;
-        let mut copy = client.copy_in("COPY t (id, name) FROM STDIN (FORMAT csv)").await.unwrap();
+        let mut copy = client
+            .copy_in("COPY t (id, name) FROM STDIN (FORMAT csv)")
+            .await
+            .unwrap();
         for i in 0..1000 {
-            copy.send(Bytes::from(format!("{i},name {i}\n"))).await.unwrap();
+            copy.send(Bytes::from(format!("{i},name {i}\n")))
+                .await
+                .unwrap();
         }
         SinkExt::<Bytes>::close(&mut copy).await.unwrap();
         assert_eq!(copy.rows(), Some(1000));
@@ -180,7 +195,10 @@ async fn a_row_larger_than_a_copydata_message_is_split() {
         let client = connect(&db).await;
         setup(&client).await;
         let big = "x".repeat(3 * 1024 * 1024 + 17);
-        let mut copy = client.copy_in("COPY t (id, name) FROM STDIN").await.unwrap();
+        let mut copy = client
+            .copy_in("COPY t (id, name) FROM STDIN")
+            .await
+            .unwrap();
         copy.send(format!("1\t{big}\n")).await.unwrap();
         assert_eq!(copy.finish().await.unwrap(), 1);
         let len: i32 = client
@@ -200,24 +218,38 @@ async fn dropping_or_aborting_copies_nothing_and_the_connection_goes_on() {
         let client = connect(&db).await;
         setup(&client).await;
         // Dropped after sending data (some of it already on the wire).
-        let mut copy = client.copy_in("COPY t (id, name) FROM STDIN").await.unwrap();
+        let mut copy = client
+            .copy_in("COPY t (id, name) FROM STDIN")
+            .await
+            .unwrap();
         let rows: String = (0..50_000).map(|i| format!("{i}\tn{i}\n")).collect();
         copy.send(rows.as_bytes()).await.unwrap();
         assert!(copy.bytes_sent() > 0);
         drop(copy);
         assert_eq!(count(&client).await, 0);
         // Aborted explicitly.
-        let mut copy = client.copy_in("COPY t (id, name) FROM STDIN").await.unwrap();
+        let mut copy = client
+            .copy_in("COPY t (id, name) FROM STDIN")
+            .await
+            .unwrap();
         copy.send(rows.as_bytes()).await.unwrap();
         copy.abort("changed my mind").await.unwrap();
         assert_eq!(count(&client).await, 0);
         // Dropped at every poll of copy_in itself.
         for polls in 0..6 {
-            let _ = common::poll_then_drop(client.copy_in("COPY t (id, name) FROM STDIN"), polls).await;
-            assert_eq!(count(&client).await, 0, "after dropping copy_in at poll {polls}");
+            let _ =
+                common::poll_then_drop(client.copy_in("COPY t (id, name) FROM STDIN"), polls).await;
+            assert_eq!(
+                count(&client).await,
+                0,
+                "after dropping copy_in at poll {polls}"
+            );
         }
         // And a COPY still works after all that.
-        let mut copy = client.copy_in("COPY t (id, name) FROM STDIN").await.unwrap();
+        let mut copy = client
+            .copy_in("COPY t (id, name) FROM STDIN")
+            .await
+            .unwrap();
         copy.send("1\tone\n").await.unwrap();
         assert_eq!(copy.finish().await.unwrap(), 1);
         assert_eq!(client.transaction_status(), pgpipe::TransactionStatus::Idle);
@@ -231,11 +263,18 @@ async fn a_bad_row_is_noticed_while_writing_with_the_servers_context() {
     bounded(async {
         let client = connect(&db).await;
         setup(&client).await;
-        let mut copy = client.copy_in("COPY t (id, name) FROM STDIN").await.unwrap();
+        let mut copy = client
+            .copy_in("COPY t (id, name) FROM STDIN")
+            .await
+            .unwrap();
         let mut failed = None;
         let mut lines = 0usize;
         for i in 1..=1_000_000usize {
-            let line = if i == 500 { "not-a-number\tx\n".to_owned() } else { format!("{i}\tn\n") };
+            let line = if i == 500 {
+                "not-a-number\tx\n".to_owned()
+            } else {
+                format!("{i}\tn\n")
+            };
             lines += 1;
             if let Err(e) = copy.send(line).await {
                 failed = Some(e);
@@ -264,10 +303,20 @@ async fn a_bad_row_is_noticed_while_writing_with_the_servers_context() {
         assert_eq!(e.kind(), ErrorKind::InvalidUse, "{e}");
         let e = client.copy_in("COPY t TO STDOUT").await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidUse, "{e}");
-        let e = client.copy_out("COPY t FROM STDIN").await.unwrap().next().await.unwrap().unwrap_err();
+        let e = client
+            .copy_out("COPY t FROM STDIN")
+            .await
+            .unwrap()
+            .next()
+            .await
+            .unwrap()
+            .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidUse, "{e}");
         let mut out = client.copy_out("SELECT 1").await.unwrap();
-        assert_eq!(out.next().await.unwrap().unwrap_err().kind(), ErrorKind::InvalidUse);
+        assert_eq!(
+            out.next().await.unwrap().unwrap_err().kind(),
+            ErrorKind::InvalidUse
+        );
         assert!(out.next().await.is_none());
         let one: i32 = client.query_one("SELECT 1", ()).await.unwrap().get(0);
         assert_eq!(one, 1);
@@ -282,11 +331,16 @@ async fn other_tasks_queue_behind_a_copy_and_all_complete_after_it() {
         let client = connect(&db).await;
         setup(&client).await;
         client
-            .batch_execute("CREATE TABLE kv (k int4 PRIMARY KEY, v text); \
-                            INSERT INTO kv SELECT g, 'v' || g FROM generate_series(1, 1000) g")
+            .batch_execute(
+                "CREATE TABLE kv (k int4 PRIMARY KEY, v text); \
+                            INSERT INTO kv SELECT g, 'v' || g FROM generate_series(1, 1000) g",
+            )
             .await
             .unwrap();
-        let mut copy = client.copy_in("COPY t (id, name) FROM STDIN").await.unwrap();
+        let mut copy = client
+            .copy_in("COPY t (id, name) FROM STDIN")
+            .await
+            .unwrap();
         let done = Arc::new(AtomicUsize::new(0));
         let mut tasks = Vec::new();
         for k in 1..=1000i32 {
@@ -305,12 +359,18 @@ async fn other_tasks_queue_behind_a_copy_and_all_complete_after_it() {
         // Let the selects queue up while the COPY streams its rows.
         let mut sent = 0;
         for chunk in 0..100 {
-            let rows: String = (0..1000).map(|i| format!("{}\tn\n", chunk * 1000 + i)).collect();
+            let rows: String = (0..1000)
+                .map(|i| format!("{}\tn\n", chunk * 1000 + i))
+                .collect();
             copy.send(rows).await.unwrap();
             sent += 1000;
             tokio::task::yield_now().await;
         }
-        assert_eq!(done.load(Ordering::Relaxed), 0, "a select ran inside the COPY");
+        assert_eq!(
+            done.load(Ordering::Relaxed),
+            0,
+            "a select ran inside the COPY"
+        );
         assert_eq!(copy.finish().await.unwrap(), sent);
         for task in tasks {
             let (k, v) = task.await.unwrap();
@@ -391,7 +451,10 @@ async fn notices_mid_copy_are_handled_and_transactions_and_pools_work() {
         copy.send("20001\n20002\n").await.unwrap();
         assert_eq!(copy.finish().await.unwrap(), 2);
         assert_eq!(
-            tx.query_one("SELECT count(*) FROM t", ()).await.unwrap().get::<i64, _>(0),
+            tx.query_one("SELECT count(*) FROM t", ())
+                .await
+                .unwrap()
+                .get::<i64, _>(0),
             10_002
         );
         tx.rollback().await.unwrap();
