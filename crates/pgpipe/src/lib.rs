@@ -42,7 +42,9 @@ pub use copy::{
 };
 pub use driver::{CancelToken, Connection};
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};
-pub use notify::{Event, GapReason, Notification};
+pub use notify::{
+    Event, GapReason, Listener, ListenerBuilder, ListenerStats, Notification, Notifications,
+};
 pub use pgpipe_proto::backend::TransactionStatus;
 pub use pool::{Pool, PoolConfig, PoolStats, PooledClient, Provider};
 pub use query::from_row;

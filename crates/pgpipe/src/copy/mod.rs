@@ -14,3 +14,5 @@ pub use copy_in::CopyIn;
 pub use copy_out::{CopyOut, CopyOutReader};
 pub use typed::{BinaryCopyWriter, CopyOutRows};
 pub use upsert::{OnConflict, UpsertCounts};
+
+pub(crate) use sql::quote_ident;

@@ -292,6 +292,7 @@ impl Connection {
         }
         self.shared.finished(n);
         self.shared.close_queue();
+        self.shared.notifications.close(kind, reason);
     }
 
     fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {

@@ -27,28 +27,25 @@ use crate::Error;
 /// A callback for NoticeResponse messages.
 pub(crate) type NoticeHandler = Arc<dyn Fn(&DbError) + Send + Sync>;
 
-/// A callback for NotificationResponse messages (LISTEN/NOTIFY); it runs on
-/// the driver, so it must not block (the subscribers' queues are bounded
-/// and never wait).
-pub(crate) type NotificationSink = Arc<dyn Fn(crate::notify::Notification) + Send + Sync>;
-
-/// Where the driver hands notifications: the sink set by
-/// [`Client::notifications`](crate::Client::notifications) or a
-/// [`Listener`](crate::Listener), or nowhere (then counted and dropped).
+/// Where the driver hands notifications: the subscribers of
+/// [`Client::notifications`](crate::Client::notifications),
+/// [`Client::listen`](crate::Client::listen) or a
+/// [`Listener`](crate::Listener), or nowhere (then they are counted and
+/// dropped).
 #[derive(Default)]
 pub(crate) struct NotificationRoute {
-    pub(crate) sink: RwLock<Option<NotificationSink>>,
-    /// Notifications dropped because no sink was set.
+    pub(crate) hub: RwLock<Option<Arc<crate::notify::Hub>>>,
+    /// Notifications dropped because nobody subscribed.
     pub(crate) dropped: AtomicU64,
 }
 
 impl NotificationRoute {
-    /// Driver side: hands a notification to the sink, or counts it (one
-    /// debug line for the first, not one per message).
+    /// Driver side: hands a notification to the subscribers, or counts it
+    /// (one debug line for the first, not one per message).
     pub(crate) fn deliver(&self, n: &pgpipe_proto::backend::Notification) {
-        let sink = self.sink.read().unwrap_or_else(|e| e.into_inner()).clone();
-        match sink {
-            Some(sink) => sink(crate::notify::Notification::new(
+        let hub = self.hub.read().unwrap_or_else(|e| e.into_inner()).clone();
+        match hub {
+            Some(hub) => hub.deliver(crate::notify::Notification::new(
                 n.channel(),
                 n.payload(),
                 n.process_id,
@@ -57,17 +54,36 @@ impl NotificationRoute {
                 if self.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
                     tracing::debug!(
                         channel = n.channel(),
-                        "notification received but nobody asked for notifications on this \
-                         connection (Client::notifications); dropping this and later ones \
-                         (counted in ClientStats::notifications_dropped)"
+                        "notification received but nobody subscribed on this connection \
+                         (Client::notifications); dropping this and later ones (counted in \
+                         ClientStats::notifications_dropped)"
                     );
                 }
             }
         }
     }
 
-    pub(crate) fn set(&self, sink: Option<NotificationSink>) {
-        *self.sink.write().unwrap_or_else(|e| e.into_inner()) = sink;
+    /// The hub of this connection, made on first use.
+    pub(crate) fn hub(&self, survives_reconnects: bool) -> Arc<crate::notify::Hub> {
+        let mut hub = self.hub.write().unwrap_or_else(|e| e.into_inner());
+        hub.get_or_insert_with(|| Arc::new(crate::notify::Hub::new(survives_reconnects)))
+            .clone()
+    }
+
+    /// Routes to `hub` (a listener's, which outlives connections).
+    pub(crate) fn set_hub(&self, hub: Arc<crate::notify::Hub>) {
+        *self.hub.write().unwrap_or_else(|e| e.into_inner()) = Some(hub);
+    }
+
+    /// The connection is gone: subscriptions bound to it end with `reason`
+    /// (a listener's carry on with its next connection).
+    pub(crate) fn close(&self, kind: ErrorKind, reason: &str) {
+        let hub = self.hub.write().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(hub) = hub {
+            if !hub.survives_reconnects {
+                hub.close(kind, reason);
+            }
+        }
     }
 }
 
