@@ -117,6 +117,19 @@ pub(crate) struct Queue {
     pub(crate) writer_waker: Option<Waker>,
 }
 
+/// How [`Shared::end_session`] ended a session.
+pub(crate) enum SessionEnd {
+    /// The last statement was queued; its response follows.
+    Sent(Responses),
+    /// BEGIN never left: no transaction exists on the server.
+    NeverBegun,
+    /// BEGIN failed on the server: no transaction exists, and the
+    /// statement that carried it did not run.
+    BeginFailed,
+    /// The session did not hold the connection (already ended).
+    NotHeld,
+}
+
 /// Who sends a request: every [`Client`](crate::Client) handle carries one.
 /// `NONE` for ordinary handles; a transaction's handle carries the id of
 /// its reservation, so that its requests go out at once while other
@@ -507,13 +520,14 @@ impl Shared {
     /// (COMMIT or ROLLBACK) is queued unless the BEGIN never left (then no
     /// transaction exists on the server), and every request that other
     /// handles queued meanwhile follows it. Returns the response to `last`
-    /// when one was queued; `Ok(None)` when there was nothing to end.
+    /// when one was queued; `Ok(None)` when there was nothing to end
+    /// (BEGIN never left, or it failed: then no transaction exists).
     pub(crate) fn end_session<F>(
         &self,
         session: SessionId,
         permit: Option<OwnedSemaphorePermit>,
         last: F,
-    ) -> Result<Option<Responses>, Error>
+    ) -> Result<SessionEnd, Error>
     where
         F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
     {
@@ -521,20 +535,24 @@ impl Shared {
             let mut guard = self.lock();
             let q = &mut *guard;
             let Some(held) = q.reservation.take_if(|r| r.session == session) else {
-                return Ok(None);
+                return Ok(SessionEnd::NotHeld);
             };
             if let Some(reason) = &q.closed {
                 return Err(Error::closed().context(reason));
             }
             let start = q.write_buf.len();
-            let mut result = Ok(None);
-            if held.begin.is_none() {
+            let mut result = Ok(if held.begin_failed.load(Ordering::Relaxed) {
+                SessionEnd::BeginFailed
+            } else {
+                SessionEnd::NeverBegun
+            });
+            if held.begin.is_none() && !held.begin_failed.load(Ordering::Relaxed) {
                 let slot = Arc::new(Slot::new(permit));
                 match last(&self.encoder, &mut q.write_buf) {
                     Ok(()) => {
                         q.slots.push_back(slot.clone());
                         self.outstanding.fetch_add(1, Ordering::Relaxed);
-                        result = Ok(Some(Responses::new(slot)));
+                        result = Ok(SessionEnd::Sent(Responses::new(slot)));
                     }
                     Err(e) => {
                         q.write_buf.truncate(start);
