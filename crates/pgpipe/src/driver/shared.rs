@@ -266,14 +266,21 @@ impl Shared {
     /// [`MAX_IN_FLIGHT`] requests are queued or unanswered, callers wait
     /// here instead of growing memory without limit.
     pub(crate) async fn permit(&self) -> Result<OwnedSemaphorePermit, Error> {
-        self.permits.clone().acquire_owned().await.map_err(|_| {
-            let reason = self
-                .lock()
-                .closed
-                .clone()
-                .unwrap_or_else(|| "the connection is closed".into());
-            Error::closed().context(reason)
-        })
+        self.permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| self.closed_error())
+    }
+
+    /// Why the connection takes no more requests, as an error.
+    fn closed_error(&self) -> Error {
+        let reason = self
+            .lock()
+            .closed
+            .clone()
+            .unwrap_or_else(|| "the connection is closed".into());
+        Error::closed().context(reason)
     }
 
     /// Queues a request, after waiting for a place in the queue.
@@ -737,14 +744,7 @@ impl Shared {
             .clone()
             .acquire_many_owned(n as u32)
             .await
-            .map_err(|_| {
-                let reason = self
-                    .lock()
-                    .closed
-                    .clone()
-                    .unwrap_or_else(|| "the connection is closed".into());
-                Error::closed().context(reason)
-            })?;
+            .map_err(|_| self.closed_error())?;
         let mut out = Vec::with_capacity(n);
         for _ in 1..n {
             out.extend(all.split(1));
