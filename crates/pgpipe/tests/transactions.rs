@@ -576,3 +576,34 @@ async fn a_waiting_handle_is_bounded_by_its_timeout() {
     })
     .await
 }
+
+#[tokio::test]
+async fn a_hand_written_begin_on_a_plain_client_keeps_working() {
+    bounded(async {
+        let db = database("tx_by_hand");
+        let client = setup(&db).await;
+        client
+            .execute("INSERT INTO items VALUES (1, 'a')", ())
+            .await
+            .unwrap();
+        client
+            .batch_execute("BEGIN; SELECT * FROM items WHERE id = 1 FOR UPDATE")
+            .await
+            .unwrap();
+        let n: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = pg_backend_pid()",
+                (),
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 1);
+        assert_eq!(
+            client.transaction_status(),
+            TransactionStatus::InTransaction
+        );
+        client.batch_execute("COMMIT").await.unwrap();
+    })
+    .await
+}
