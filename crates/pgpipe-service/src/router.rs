@@ -20,9 +20,7 @@ pub struct Limits {
 impl Default for Limits {
     /// 1 MiB bodies.
     fn default() -> Limits {
-        Limits {
-            max_body: 1 << 20,
-        }
+        Limits { max_body: 1 << 20 }
     }
 }
 

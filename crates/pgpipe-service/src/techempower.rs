@@ -96,9 +96,7 @@ pub async fn updates<D: Db>(
         // A repeated id gets one new number, so the answer shows what is stored.
         let mut numbers: HashMap<i32, i32> = HashMap::with_capacity(worlds.len());
         for w in &mut worlds {
-            w.randomnumber = *numbers
-                .entry(w.id)
-                .or_insert_with(|| random_id(&mut rng));
+            w.randomnumber = *numbers.entry(w.id).or_insert_with(|| random_id(&mut rng));
         }
     }
     // Sorted and distinct: concurrent requests lock rows in the same order

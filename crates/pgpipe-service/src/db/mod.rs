@@ -92,8 +92,11 @@ pub trait Db: Clone + Send + Sync + 'static {
     /// The value stored under `key`.
     fn kv_get(&self, key: &str) -> impl Future<Output = Result<Option<Bytes>, StoreError>> + Send;
     /// Stores `value` under `key` (insert or replace).
-    fn kv_put(&self, key: &str, value: Bytes)
-        -> impl Future<Output = Result<(), StoreError>> + Send;
+    fn kv_put(
+        &self,
+        key: &str,
+        value: Bytes,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
     /// Removes `key` (absent keys are fine).
     fn kv_delete(&self, key: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
     /// The world rows of `ids`, in order, one statement each.
