@@ -13,7 +13,8 @@ const COLORS: [RGBColor; 4] = [
     RGBColor(214, 39, 40),
 ];
 
-type Series = (String, Vec<(f64, f64)>);
+/// One line of a chart: its name and its points.
+pub type Series = (String, Vec<(f64, f64)>);
 
 /// Latency (ms) against 1/(1-percentile), one line per service.
 pub fn spectrum(path: &Path, title: &str, series: &[Series]) -> Result<(), String> {

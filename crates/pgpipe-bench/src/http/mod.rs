@@ -526,8 +526,7 @@ fn write_outputs(
     }
     write("results.md", &md)?;
     // One spectrum chart per mix and rate, the services together.
-    let mut groups: BTreeMap<(String, Option<u64>), Vec<(String, Vec<(f64, f64)>)>> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<(String, Option<u64>), Vec<charts::Series>> = BTreeMap::new();
     for ((mix, service, rate), h) in spectra {
         groups
             .entry((mix.clone(), *rate))
@@ -545,7 +544,7 @@ fn write_outputs(
         println!("wrote {}", path.display());
     }
     if !report.verdicts.is_empty() {
-        let mut by_mix: BTreeMap<String, Vec<(String, Vec<(f64, f64)>)>> = BTreeMap::new();
+        let mut by_mix: BTreeMap<String, Vec<charts::Series>> = BTreeMap::new();
         for s in &report.summaries {
             let Some(rate) = s.rate else { continue };
             let series = by_mix.entry(s.mix.clone()).or_default();
