@@ -35,9 +35,12 @@ async fn completes_in_flight(driver: Driver) {
         .await
     });
 
-    // Wait (bounded by the test) until the PUT is blocked on the lock.
+    // Wait (bounded by the test) until the PUT is blocked on the lock,
+    // watching from another connection (the locker's is inside its
+    // transaction).
+    let observer = pgpipe::connect(&url).await.unwrap();
     loop {
-        let waiting: i64 = locker
+        let waiting: i64 = observer
             .query_one(
                 "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO kv%'",
                 (),
@@ -63,7 +66,7 @@ async fn completes_in_flight(driver: Driver) {
     svc.task.await.unwrap().unwrap();
 
     // It was written, and the server no longer accepts connections.
-    let v: Vec<u8> = locker
+    let v: Vec<u8> = observer
         .query_one("SELECT v FROM kv WHERE k = 'held'", ())
         .await
         .unwrap()
