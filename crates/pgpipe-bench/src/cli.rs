@@ -9,7 +9,8 @@ use crate::catalog::{DriverKind, Workload};
 
 /// pgpipe's benchmark tool: pgpipe against tokio-postgres, sqlx,
 /// deadpool-postgres, pgbench and a raw protocol floor. Without --url (or DATABASE_URL) it starts a
-/// throwaway cluster and runs the quick suite.
+/// throwaway cluster and runs the quick suite. `pgpipe-bench http --help`:
+/// the example service on pgpipe and on tokio-postgres under HTTP load.
 #[derive(Debug, Parser, Default)]
 #[command(name = "pgpipe-bench", version)]
 pub struct Args {

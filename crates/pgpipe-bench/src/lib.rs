@@ -13,6 +13,8 @@ pub mod drivers;
 pub mod error;
 pub mod fixtures;
 pub mod histogram;
+pub mod http;
+pub mod install;
 pub mod machine;
 pub mod measure;
 pub mod notes;

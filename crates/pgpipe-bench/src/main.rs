@@ -12,6 +12,18 @@ use pgpipe_testkit::{AuthRole, Cluster};
 static GLOBAL: CountingAlloc = CountingAlloc;
 
 fn main() -> ExitCode {
+    // Subcommands: `http` (the HTTP load tool) and `service` (the example
+    // service, which `http` starts as child processes).
+    let argv: Vec<String> = std::env::args().collect();
+    match argv.get(1).map(String::as_str) {
+        Some("http") => return pgpipe_bench::http::main(&argv[1..]),
+        Some("service") => {
+            return pgpipe_service::cli::main(pgpipe_service::cli::ServiceArgs::parse_from(
+                &argv[1..],
+            ))
+        }
+        _ => {}
+    }
     let args = Args::parse();
     if args.list {
         print!("{}", cli::list_text());
@@ -35,6 +47,7 @@ fn main() -> ExitCode {
         Some(u) => u.clone(),
         None => {
             eprintln!("no --url / DATABASE_URL: starting a throwaway cluster");
+            pgpipe_bench::install::ensure_postgres();
             let c = match Cluster::start() {
                 Ok(c) => c,
                 Err(e) => {

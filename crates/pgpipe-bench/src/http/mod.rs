@@ -1,0 +1,597 @@
+//! `pgpipe-bench http`: the example service (crates/pgpipe-service) on
+//! pgpipe and on tokio-postgres, loaded over HTTP/1.1 keep-alive on
+//! loopback, closed loop or at a constant rate (wrk2 `-R`, coordinated
+//! omission corrected), with full latency spectra (wrk2 `-L`), a rate
+//! sweep, request mixes, checked answers, a results table, JSON, SVG
+//! charts and flame graphs of the services. See docs/benchmarks.md.
+
+pub mod charts;
+pub mod client;
+pub mod load;
+pub mod mix;
+pub mod report;
+pub mod services;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use hdrhistogram::Histogram;
+use indicatif::{ProgressBar, ProgressStyle};
+use pgpipe_testkit::{AuthRole, Cluster};
+
+use load::{LoadSpec, Mode};
+use mix::Mix;
+use report::{RunRecord, Summary, Verdict};
+use services::{ServiceOptions, Target};
+
+/// Load the example service on pgpipe and on tokio-postgres side by side.
+/// Without --url and --target it starts a throwaway cluster and both
+/// services itself.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "pgpipe-bench http")]
+pub struct HttpArgs {
+    /// Database for the started services (default: a throwaway cluster).
+    #[arg(long, env = "DATABASE_URL")]
+    pub url: Option<String>,
+    /// Services to start, comma-separated: pgpipe, tokio-postgres.
+    #[arg(long, value_delimiter = ',', default_value = "pgpipe,tokio-postgres")]
+    pub services: Vec<String>,
+    /// An already running service instead: NAME=http://HOST:PORT (repeatable).
+    #[arg(long = "target")]
+    pub targets: Vec<String>,
+    /// Mixes, comma-separated: kv, db, queries-N, fortunes, updates-N, mail,
+    /// plaintext, json.
+    #[arg(long, value_delimiter = ',', default_value = "db")]
+    pub mix: Vec<String>,
+    /// kv mix: percent GET.
+    #[arg(long, default_value_t = 80)]
+    pub kv_get: u32,
+    /// kv mix: percent PUT.
+    #[arg(long, default_value_t = 20)]
+    pub kv_put: u32,
+    /// kv mix: percent DELETE.
+    #[arg(long, default_value_t = 0)]
+    pub kv_delete: u32,
+    /// kv mix: key space.
+    #[arg(long, default_value_t = 10_000)]
+    pub keys: u64,
+    /// kv mix: value size in bytes.
+    #[arg(long, default_value_t = 256)]
+    pub value_size: usize,
+    /// Keep-alive connections (one request in flight each).
+    #[arg(long, default_value_t = 32)]
+    pub connections: usize,
+    /// Seconds per measured run.
+    #[arg(long, default_value_t = 2.0)]
+    pub duration: f64,
+    /// Warm-up seconds per service and mix (closed loop).
+    #[arg(long, default_value_t = 1.0)]
+    pub warmup: f64,
+    /// Runs per service at each rate (services alternate; medians reported).
+    #[arg(long, default_value_t = 3)]
+    pub rounds: u32,
+    /// Open loop at this constant rate (requests/s); without it: closed loop.
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Sweep these rates (comma-separated, ascending): the highest rate
+    /// each service sustains (no errors, p99 within --p99-bound-ms), then
+    /// both at half of tokio-postgres's highest.
+    #[arg(long, value_delimiter = ',')]
+    pub sweep: Vec<f64>,
+    /// The sweep's p99 bound in milliseconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub p99_bound_ms: f64,
+    /// Print the full latency spectrum of every (mix, service, rate), as
+    /// wrk2 -L does.
+    #[arg(long)]
+    pub latency: bool,
+    /// Write the results as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write results.md, results.json and SVG charts into this directory.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write a CPU flame graph of each started service into this directory
+    /// (`<service>-flame.svg`).
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+    /// Database pool size of each started service.
+    #[arg(long, default_value_t = 16)]
+    pub pool_size: usize,
+    /// Runtime worker threads of each started service (default: one per core).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Check the body of every N-th answer (statuses: all).
+    #[arg(long, default_value_t = 8)]
+    pub check_every: u64,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// Everything a run produced.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct HttpReport {
+    /// The command line.
+    pub command: String,
+    /// Every measured run.
+    pub runs: Vec<RunRecord>,
+    /// Medians per (mix, service, rate).
+    pub summaries: Vec<Summary>,
+    /// The sweep's verdicts.
+    pub verdicts: Vec<Verdict>,
+    /// Whether some answer was wrong (status or body).
+    pub wrong_answers: bool,
+}
+
+type Key = (String, String, Option<u64>);
+
+struct Runner {
+    args: HttpArgs,
+    targets: Vec<Target>,
+    report: HttpReport,
+    spectra: BTreeMap<Key, Histogram<u64>>,
+    bar: ProgressBar,
+}
+
+fn secs(v: f64, what: &str) -> Result<Duration, String> {
+    if v.is_finite() && v > 0.0 && v <= 3600.0 {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        Err(format!(
+            "--{what} must be between 0 and 3600 seconds, got {v}"
+        ))
+    }
+}
+
+/// `pgpipe-bench http ARGS`: `argv[0]` is `http`.
+pub fn main(argv: &[String]) -> ExitCode {
+    let args = match HttpArgs::try_parse_from(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    // Without a database or targets: a throwaway cluster.
+    let mut cluster = None;
+    let mut database = None;
+    let mut args = args;
+    if args.url.is_none() && args.targets.is_empty() {
+        eprintln!("no --url / DATABASE_URL: starting a throwaway cluster");
+        crate::install::ensure_postgres();
+        match Cluster::start().and_then(|c| Ok((c.create_database("http")?, c))) {
+            Ok((db, c)) => {
+                args.url = Some(db.url(AuthRole::Trust));
+                database = Some(db);
+                cluster = Some(c);
+            }
+            Err(e) => {
+                eprintln!("pgpipe-bench http: cannot start a cluster: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("pgpipe-bench http: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(run(args));
+    drop(runtime);
+    drop(database);
+    drop(cluster);
+    match result {
+        Ok(report) if !report.wrong_answers => ExitCode::SUCCESS,
+        Ok(_) => {
+            eprintln!("pgpipe-bench http: some answers were wrong (see the errors column)");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("pgpipe-bench http: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs what `args` describe and prints the results.
+pub async fn run(args: HttpArgs) -> Result<HttpReport, String> {
+    let mixes: Vec<Mix> = args
+        .mix
+        .iter()
+        .map(|m| {
+            Mix::parse(
+                m.trim(),
+                (args.kv_get, args.kv_put, args.kv_delete),
+                args.keys,
+                args.value_size,
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    secs(args.duration, "duration")?;
+    secs(args.warmup, "warmup")?;
+    if args.rounds == 0 || args.connections == 0 {
+        return Err("--rounds and --connections must be at least 1".into());
+    }
+    if let Some(r) = args.rate {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(format!("--rate must be positive, got {r}"));
+        }
+    }
+    if args.sweep.iter().any(|r| !(r.is_finite() && *r > 0.0))
+        || args.sweep.windows(2).any(|w| w[0] >= w[1])
+    {
+        return Err("--sweep rates must be positive and ascending".into());
+    }
+    let mut targets = Vec::new();
+    for t in &args.targets {
+        let (name, url) = t
+            .split_once('=')
+            .ok_or_else(|| format!("--target {t:?}: want NAME=http://HOST:PORT"))?;
+        targets.push(Target::external(name, url)?);
+    }
+    if targets.is_empty() {
+        let url = args.url.clone().ok_or("no --url")?;
+        pgpipe_service::schema::ensure(&url)
+            .await
+            .map_err(|e| format!("cannot create the service's tables: {e}"))?;
+        if let Some(dir) = &args.profile {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let opts = ServiceOptions {
+            url,
+            pool_size: args.pool_size,
+            workers: args.workers,
+            profile_dir: args.profile.clone(),
+        };
+        for s in &args.services {
+            let s = s.trim();
+            if !["pgpipe", "tokio-postgres"].contains(&s) {
+                return Err(format!(
+                    "unknown service {s:?}; valid: pgpipe, tokio-postgres"
+                ));
+            }
+            eprintln!("starting the {s} service");
+            targets.push(Target::start(s, &opts).await?);
+        }
+    }
+    let bar = if args.no_progress {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::new(0);
+        bar.set_style(
+            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar
+    };
+    let mut runner = Runner {
+        report: HttpReport {
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            ..HttpReport::default()
+        },
+        args,
+        targets,
+        spectra: BTreeMap::new(),
+        bar,
+    };
+    for mix in mixes {
+        runner.mix(mix).await?;
+    }
+    runner.bar.finish_and_clear();
+    let Runner {
+        args,
+        mut targets,
+        report,
+        spectra,
+        ..
+    } = runner;
+    for t in &mut targets {
+        if let Err(e) = t.stop() {
+            eprintln!("pgpipe-bench http: {e}");
+        }
+    }
+    print(&args, &report, &spectra);
+    write_outputs(&args, &report, &spectra)?;
+    if let Some(dir) = &args.profile {
+        for t in &targets {
+            println!("wrote {}", services::flame_path(dir, &t.name).display());
+        }
+    }
+    Ok(report)
+}
+
+impl Runner {
+    fn spec(&self, t: usize, mix: &Arc<Mix>, mode: Mode, duration: f64, seed: u64) -> LoadSpec {
+        LoadSpec {
+            addr: self.targets[t].addr,
+            mix: mix.clone(),
+            connections: self.args.connections,
+            duration: Duration::from_secs_f64(duration),
+            mode,
+            check_every: self.args.check_every,
+            seed,
+        }
+    }
+
+    async fn mix(&mut self, mix: Mix) -> Result<(), String> {
+        if let Mix::Kv {
+            keys, value_size, ..
+        } = mix
+        {
+            self.bar
+                .set_message(format!("{}: loading {keys} keys", mix.name()));
+            services::preload_kv(self.targets[0].addr, keys, value_size).await?;
+        }
+        let mix = Arc::new(mix);
+        for t in 0..self.targets.len() {
+            self.bar.set_message(format!(
+                "{}: warming up {}",
+                mix.name(),
+                self.targets[t].name
+            ));
+            let spec = self.spec(t, &mix, Mode::Closed, self.args.warmup, 7);
+            let o = load::run(&spec).await;
+            if o.wrong > 0 {
+                self.report.wrong_answers = true;
+                return Err(format!(
+                    "{} answered {} wrongly during warm-up: {}",
+                    self.targets[t].name,
+                    mix.name(),
+                    o.first_error.unwrap_or_default()
+                ));
+            }
+        }
+        if self.args.sweep.is_empty() {
+            let mode = self
+                .args
+                .rate
+                .map_or(Mode::Closed, |rate| Mode::Open { rate });
+            let all: Vec<usize> = (0..self.targets.len()).collect();
+            self.step(&mix, mode, &all).await;
+            return Ok(());
+        }
+        let mut alive: Vec<usize> = (0..self.targets.len()).collect();
+        let mut highest: Vec<Option<f64>> = vec![None; self.targets.len()];
+        for &rate in &self.args.sweep.clone() {
+            if alive.is_empty() {
+                break;
+            }
+            let sums = self.step(&mix, Mode::Open { rate }, &alive).await;
+            alive.retain(|&t| {
+                let ok = sums
+                    .iter()
+                    .find(|s| s.service == self.targets[t].name)
+                    .and_then(|s| s.sustained)
+                    .unwrap_or(false);
+                if ok {
+                    highest[t] = Some(rate);
+                }
+                ok
+            });
+        }
+        let base = self
+            .targets
+            .iter()
+            .position(|t| t.name == "tokio-postgres")
+            .and_then(|t| highest[t]);
+        for (t, h) in highest.iter().enumerate() {
+            self.report.verdicts.push(Verdict {
+                mix: mix.name(),
+                service: self.targets[t].name.clone(),
+                highest_rate: *h,
+                vs_tokio_postgres: match (h, base) {
+                    (Some(h), Some(b)) => Some(h / b),
+                    _ => None,
+                },
+            });
+        }
+        // Both at half of the baseline's highest rate (or of the lowest
+        // highest), for the p99 comparison at a comfortable load.
+        let half = base.or_else(|| highest.iter().flatten().copied().reduce(f64::min));
+        if let Some(h) = half {
+            let all: Vec<usize> = (0..self.targets.len()).collect();
+            self.step(&mix, Mode::Open { rate: h / 2.0 }, &all).await;
+        }
+        Ok(())
+    }
+
+    /// `rounds` runs of each of `which` at `mode`, services alternating;
+    /// returns the summaries.
+    async fn step(&mut self, mix: &Arc<Mix>, mode: Mode, which: &[usize]) -> Vec<Summary> {
+        let rate = match mode {
+            Mode::Open { rate } => Some(rate),
+            Mode::Closed => None,
+        };
+        self.bar
+            .inc_length(self.args.rounds as u64 * which.len() as u64);
+        let mut records: Vec<RunRecord> = Vec::new();
+        for round in 1..=self.args.rounds {
+            for &t in which {
+                let name = self.targets[t].name.clone();
+                self.bar.set_message(format!(
+                    "{} {name} {} round {round}",
+                    mix.name(),
+                    rate.map_or("closed".into(), |r| format!("{r:.0}/s"))
+                ));
+                let spec = self.spec(t, mix, mode, self.args.duration, round as u64);
+                let o = load::run(&spec).await;
+                if o.wrong > 0 {
+                    self.report.wrong_answers = true;
+                }
+                let key = (mix.name(), name.clone(), rate.map(|r| r as u64));
+                let hist = self
+                    .spectra
+                    .entry(key)
+                    .or_insert_with(crate::histogram::new_histogram);
+                let _ = hist.add(&o.corrected);
+                records.push(report::record(&mix.name(), &name, rate, round, &o));
+                self.bar.inc(1);
+            }
+        }
+        let bound = self.args.p99_bound_ms * 1000.0;
+        let mut sums = Vec::new();
+        for &t in which {
+            let mine: Vec<&RunRecord> = records
+                .iter()
+                .filter(|r| r.service == self.targets[t].name)
+                .collect();
+            if !mine.is_empty() {
+                sums.push(report::summarize(&mine, bound));
+            }
+        }
+        self.report.runs.extend(records);
+        self.report.summaries.extend(sums.iter().cloned());
+        sums
+    }
+}
+
+fn print(args: &HttpArgs, report: &HttpReport, spectra: &BTreeMap<Key, Histogram<u64>>) {
+    println!("{}", report::table(&report.summaries));
+    if !report.verdicts.is_empty() {
+        println!(
+            "\nsweep (p99 <= {} ms, no errors, >= 95% of the rate answered):\n{}",
+            args.p99_bound_ms,
+            report::verdict_table(&report.verdicts)
+        );
+    }
+    for r in report.runs.iter().filter(|r| r.errors > 0) {
+        println!(
+            "errors: {} {} {} round {}: {} ({})",
+            r.mix,
+            r.service,
+            r.rate.map_or("closed".into(), |x| format!("{x:.0}/s")),
+            r.round,
+            r.errors,
+            r.first_error.as_deref().unwrap_or("")
+        );
+    }
+    if args.latency {
+        for ((mix, service, rate), h) in spectra {
+            let title = format!(
+                "\n{mix} on {service} at {}",
+                rate.map_or("closed loop".into(), |r| format!("{r} req/s"))
+            );
+            println!("{}", report::spectrum_text(&title, h));
+        }
+    }
+}
+
+fn write_outputs(
+    args: &HttpArgs,
+    report: &HttpReport,
+    spectra: &BTreeMap<Key, Histogram<u64>>,
+) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
+    if let Some(path) = &args.json {
+        std::fs::write(path, &json).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    let Some(dir) = &args.out else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let write = |name: &str, text: &str| -> Result<(), String> {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+        println!("wrote {}", p.display());
+        Ok(())
+    };
+    write("results.json", &json)?;
+    let mut md = format!("Command: `{}`\n\n", report.command);
+    md.push_str(&markdown_summaries(&report.summaries));
+    if !report.verdicts.is_empty() {
+        md.push_str("\n\n");
+        md.push_str(&markdown_verdicts(&report.verdicts));
+    }
+    for ((mix, service, rate), h) in spectra {
+        md.push_str(&format!(
+            "\n\n<details><summary>{mix} on {service} at {}</summary>\n\n```\n{}```\n</details>",
+            rate.map_or("closed loop".into(), |r| format!("{r} req/s")),
+            report::spectrum_text("", h)
+        ));
+    }
+    write("results.md", &md)?;
+    // One spectrum chart per mix and rate, the services together.
+    let mut groups: BTreeMap<(String, Option<u64>), Vec<charts::Series>> = BTreeMap::new();
+    for ((mix, service, rate), h) in spectra {
+        groups
+            .entry((mix.clone(), *rate))
+            .or_default()
+            .push((service.clone(), report::spectrum_points(h)));
+    }
+    for ((mix, rate), series) in &groups {
+        let tag = rate.map_or("closed".into(), |r| r.to_string());
+        let path = dir.join(format!("spectrum-{mix}-{tag}.svg"));
+        let title = format!(
+            "{mix}: latency by percentile at {}",
+            rate.map_or("closed loop".into(), |r| format!("{r} req/s"))
+        );
+        charts::spectrum(&path, &title, series)?;
+        println!("wrote {}", path.display());
+    }
+    if !report.verdicts.is_empty() {
+        let mut by_mix: BTreeMap<String, Vec<charts::Series>> = BTreeMap::new();
+        for s in &report.summaries {
+            let Some(rate) = s.rate else { continue };
+            let series = by_mix.entry(s.mix.clone()).or_default();
+            match series.iter_mut().find(|(n, _)| *n == s.service) {
+                Some((_, pts)) => pts.push((rate, s.achieved_rps)),
+                None => series.push((s.service.clone(), vec![(rate, s.achieved_rps)])),
+            }
+        }
+        for (mix, mut series) in by_mix {
+            for (_, pts) in &mut series {
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            }
+            let path = dir.join(format!("throughput-{mix}.svg"));
+            charts::throughput(&path, &format!("{mix}: answered vs offered rate"), &series)?;
+            println!("wrote {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// The summaries as a Markdown table.
+pub fn markdown_summaries(summaries: &[Summary]) -> String {
+    let table = report::table(summaries);
+    text_to_markdown(&table)
+}
+
+/// The verdicts as a Markdown table.
+pub fn markdown_verdicts(verdicts: &[Verdict]) -> String {
+    text_to_markdown(&report::verdict_table(verdicts))
+}
+
+fn text_to_markdown(table: &str) -> String {
+    // Columns are separated by two or more spaces in the text table.
+    let rows: Vec<Vec<String>> = table
+        .lines()
+        .filter(|l| !l.starts_with('-'))
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .collect();
+    let Some((head, body)) = rows.split_first() else {
+        return String::new();
+    };
+    let headers: Vec<&str> = head.iter().map(String::as_str).collect();
+    report::render(&headers, body, true)
+}

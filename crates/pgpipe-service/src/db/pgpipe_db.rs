@@ -1,0 +1,98 @@
+//! [`Db`] on a pgpipe [`Pool`]: single statements run on the pool's shared,
+//! pipelined connections (no checkout), each with its own Sync; the
+//! statement cache makes every statement here a one-message Bind/Execute
+//! after its first use.
+
+use bytes::Bytes;
+use futures_util::future::try_join_all;
+use pgpipe::{Pool, PoolConfig};
+
+use super::{Db, Fortune, Message, World};
+use super::{FORTUNE_SQL, HEALTH_SQL, INBOX_SQL, KV_DELETE_SQL, KV_GET_SQL, KV_PUT_SQL};
+use super::{UPDATE_SQL, WORLD_SQL};
+use crate::errors::StoreError;
+
+/// The service's database on pgpipe.
+#[derive(Clone)]
+pub struct PgpipeDb {
+    pool: Pool,
+}
+
+impl PgpipeDb {
+    /// A pool of at most `pool_size` connections to `url` (settings in the
+    /// URL's query, such as `pool_shared_connections`, still apply), with
+    /// one connection opened now so that a wrong URL fails at start-up.
+    pub async fn connect(url: &str, pool_size: usize) -> Result<PgpipeDb, StoreError> {
+        let (config, pool_config) = PoolConfig::from_url(url).map_err(StoreError::unavailable)?;
+        let defaults = PoolConfig::new();
+        let mut pool_config = pool_config;
+        if pool_config.get_max_size() == defaults.get_max_size() {
+            pool_config = pool_config.max_size(pool_size.max(1));
+        }
+        let pool = Pool::connect_with(config, pool_config).await?;
+        Ok(PgpipeDb { pool })
+    }
+
+    /// The pool, for callers that want more than the trait offers.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+}
+
+impl Db for PgpipeDb {
+    fn name(&self) -> &'static str {
+        "pgpipe"
+    }
+
+    async fn kv_get(&self, key: &str) -> Result<Option<Bytes>, StoreError> {
+        let row = self.pool.query_opt(KV_GET_SQL, (key,)).await?;
+        Ok(match row {
+            Some(r) => Some(Bytes::copy_from_slice(r.try_get::<&[u8], _>(0)?)),
+            None => None,
+        })
+    }
+
+    async fn kv_put(&self, key: &str, value: Bytes) -> Result<(), StoreError> {
+        self.pool.execute(KV_PUT_SQL, (key, &value[..])).await?;
+        Ok(())
+    }
+
+    async fn kv_delete(&self, key: &str) -> Result<(), StoreError> {
+        self.pool.execute(KV_DELETE_SQL, (key,)).await?;
+        Ok(())
+    }
+
+    async fn worlds(&self, ids: &[i32]) -> Result<Vec<World>, StoreError> {
+        // Issued together: pipelined on the shared connections.
+        let worlds = try_join_all(
+            ids.iter()
+                .map(|&id| self.pool.query_one_as::<World, _, _>(WORLD_SQL, (id,))),
+        )
+        .await?;
+        Ok(worlds)
+    }
+
+    async fn update_worlds(&self, worlds: &[World]) -> Result<(), StoreError> {
+        let ids: Vec<i32> = worlds.iter().map(|w| w.id).collect();
+        let numbers: Vec<i32> = worlds.iter().map(|w| w.randomnumber).collect();
+        self.pool.execute(UPDATE_SQL, (ids, numbers)).await?;
+        Ok(())
+    }
+
+    async fn fortunes(&self) -> Result<Vec<Fortune>, StoreError> {
+        Ok(self.pool.query_as(FORTUNE_SQL, ()).await?)
+    }
+
+    async fn inbox(&self, uid: i64) -> Result<Vec<Message>, StoreError> {
+        Ok(self.pool.query_as(INBOX_SQL, (uid,)).await?)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.pool.query_one(HEALTH_SQL, ()).await?;
+        Ok(())
+    }
+
+    fn close(&self) {
+        self.pool.close();
+    }
+}
