@@ -127,6 +127,12 @@ impl Connection {
         if self.out.is_empty() {
             // Reset to the start of the allocation so it is reused.
             self.out.clear();
+            // TLS may have accepted our bytes but kept records it could not
+            // write yet; flushing pushes them out (and registers the waker if
+            // the socket is full). A no-op for plain sockets.
+            if let Poll::Ready(Err(e)) = Pin::new(&mut self.socket).poll_flush(cx) {
+                return Err(Error::io("writing to the server", e));
+            }
         }
         Ok(progress)
     }
