@@ -834,7 +834,7 @@ fn resolve_env_fills_unset_fields_only() {
 
     let c = parse(
         "host=cfghost port=7000 user=cfguser dbname=cfgdb application_name=cfgapp \
-         options=-cy=2 connect_timeout=4 sslmode=disable target_session_attrs=primary \
+         options=-cy=2 connect_timeout=4 sslmode=allow target_session_attrs=primary \
          load_balance_hosts=disable sslcert=/c channel_binding=require sslnegotiation=postgres",
     );
     let r = resolve(&c, &env);
@@ -845,7 +845,7 @@ fn resolve_env_fills_unset_fields_only() {
     assert_eq!(r.application_name.as_deref(), Some("cfgapp"));
     assert_eq!(r.options.as_deref(), Some("-cy=2"));
     assert_eq!(r.connect_timeout, Some(Duration::from_secs(4)));
-    assert_eq!(r.ssl_mode, SslMode::Disable);
+    assert_eq!(r.ssl_mode, SslMode::Allow);
     assert_eq!(r.target_session_attrs, TargetSessionAttrs::Primary);
     assert_eq!(r.load_balance_hosts, LoadBalanceHosts::Disable);
     assert_eq!(r.ssl_cert.as_deref(), Some(Path::new("/c")));
