@@ -107,11 +107,12 @@ pub fn backend_key_data_bytes(pid: i32, key: &[u8]) -> Bytes {
     raw(b'K', &body)
 }
 
-/// NegotiateProtocolVersion: the newest minor version the server speaks
-/// and the `_pq_.` options it did not recognise.
+/// NegotiateProtocolVersion: the newest 3.x minor version the server
+/// speaks (sent as real servers do, `3 << 16 | minor`) and the `_pq_.`
+/// options it did not recognise.
 pub fn negotiate_protocol_version(newest_minor: i32, unrecognized: &[&str]) -> Bytes {
     let mut body = BytesMut::new();
-    body.put_i32(newest_minor);
+    body.put_i32((3 << 16) | newest_minor);
     body.put_i32(unrecognized.len() as i32);
     for option in unrecognized {
         cstr(&mut body, option);

@@ -252,19 +252,19 @@ fn check_negotiated(
     config: &ResolvedConfig,
     negotiated: &pgpipe_proto::backend::NegotiateProtocolVersion,
 ) -> Result<(), Error> {
-    let asked = i32::from(config.max_protocol_version.minor());
-    let newest = negotiated.newest_minor;
+    let asked = config.max_protocol_version.minor();
+    let (major, newest) = negotiated.newest_version();
     if let Some(option) = negotiated.unrecognized_options().next() {
         return Err(Error::protocol(format!(
             "the server did not recognize protocol option \"{option}\", which pgpipe never sends"
         )));
     }
-    if newest >= asked || newest < 0 {
+    if major != 3 || newest >= asked {
         return Err(Error::protocol(format!(
-            "NegotiateProtocolVersion offers 3.{newest} in answer to a request for 3.{asked}"
+            "NegotiateProtocolVersion offers {major}.{newest} in answer to a request for 3.{asked}"
         )));
     }
-    let min = i32::from(config.min_protocol_version.minor());
+    let min = config.min_protocol_version.minor();
     if newest < min {
         return Err(Error::new(
             ErrorKind::Unsupported,
