@@ -170,6 +170,12 @@ impl TlsCluster {
         self.tls
     }
 
+    /// The cluster itself, for callers that manage its lifetime (a
+    /// private one is stopped when the returned value is dropped).
+    pub fn into_cluster(self) -> Cluster {
+        self.cluster
+    }
+
     /// The underlying cluster (URLs of the usual roles, setup SQL).
     pub fn cluster(&self) -> &Cluster {
         &self.cluster

@@ -514,3 +514,37 @@ impl PgVerifier {
         }
     }
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn key_permissions_follow_libpq() {
+        let dir = std::env::temp_dir().join(format!("pgpipe-key-perm-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = dir.join("client.key");
+        std::fs::write(&key, "not really a key").unwrap();
+        for (mode, ok) in [(0o600, true), (0o400, true), (0o640, false), (0o604, false)] {
+            std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
+            let result = check_key_permissions(&key);
+            assert_eq!(result.is_ok(), ok, "mode {mode:o}: {result:?}");
+            if let Err(e) = result {
+                assert!(e.to_string().contains("group or world access"), "{e}");
+            }
+        }
+        let e = check_key_permissions(&dir).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn encrypted_keys_are_recognized() {
+        assert!(is_encrypted_key(b"-----BEGIN ENCRYPTED PRIVATE KEY-----\nMII"));
+        assert!(is_encrypted_key(
+            b"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n"
+        ));
+        assert!(!is_encrypted_key(b"-----BEGIN PRIVATE KEY-----\nMII"));
+    }
+}

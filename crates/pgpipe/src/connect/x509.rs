@@ -212,6 +212,63 @@ mod tests {
         }
     }
 
+    fn cert(
+        sans: &[&str],
+        cn: &str,
+        alg: &'static rcgen::SignatureAlgorithm,
+        issuer_alg: Option<&'static rcgen::SignatureAlgorithm>,
+    ) -> Vec<u8> {
+        let key = rcgen::KeyPair::generate_for(alg).unwrap();
+        let mut params =
+            rcgen::CertificateParams::new(sans.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+                .unwrap();
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params.distinguished_name.push(rcgen::DnType::CommonName, cn);
+        let cert = match issuer_alg {
+            None => params.self_signed(&key).unwrap(),
+            Some(ialg) => {
+                let ikey = rcgen::KeyPair::generate_for(ialg).unwrap();
+                let mut ip = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+                ip.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+                let issuer = ip.self_signed(&ikey).unwrap();
+                params.signed_by(&key, &issuer, &ikey).unwrap()
+            }
+        };
+        cert.der().to_vec()
+    }
+
+    #[test]
+    fn end_point_hash_follows_the_signature_algorithm() {
+        let p256 = &rcgen::PKCS_ECDSA_P256_SHA256;
+        let p384 = &rcgen::PKCS_ECDSA_P384_SHA384;
+        assert_eq!(
+            end_point_hash(&cert(&["a"], "a", p256, None)),
+            Some(EndPointHash::Sha256)
+        );
+        // The issuer's key decides the signature: P-384 signs with SHA-384.
+        assert_eq!(
+            end_point_hash(&cert(&["a"], "a", p256, Some(p384))),
+            Some(EndPointHash::Sha384)
+        );
+        assert_eq!(
+            end_point_hash(&cert(&["a"], "a", &rcgen::PKCS_ED25519, None)),
+            None
+        );
+    }
+
+    #[test]
+    fn names_reports_san_kinds_and_common_names() {
+        let p256 = &rcgen::PKCS_ECDSA_P256_SHA256;
+        let n = names(&cert(&["localhost", "127.0.0.1"], "server", p256, None)).unwrap();
+        assert!(n.has_dns_san && n.has_ip_san);
+        assert_eq!(n.common_names, ["server"]);
+        let n = names(&cert(&[], "localhost", p256, None)).unwrap();
+        assert!(!n.has_dns_san && !n.has_ip_san);
+        assert_eq!(n.common_names, ["localhost"]);
+        let n = names(&cert(&["10.0.0.1"], "x", p256, None)).unwrap();
+        assert!(!n.has_dns_san && n.has_ip_san);
+    }
+
     #[test]
     fn wildcards_match_one_label() {
         assert!(name_matches("*.example.com", "db.example.com"));
