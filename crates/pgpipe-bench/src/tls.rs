@@ -60,8 +60,7 @@ pub async fn tokio_postgres_connect(url: &str) -> Result<tokio_postgres::Client,
     for cert in rustls_pki_types::CertificateDer::pem_file_iter(root)
         .map_err(|e| BenchError::new(format!("reading {}: {e}", root.display())))?
     {
-        let cert =
-            cert.map_err(|e| BenchError::new(format!("reading {}: {e}", root.display())))?;
+        let cert = cert.map_err(|e| BenchError::new(format!("reading {}: {e}", root.display())))?;
         roots
             .add(cert)
             .map_err(|e| BenchError::new(format!("root certificate: {e}")))?;
@@ -74,7 +73,8 @@ pub async fn tokio_postgres_connect(url: &str) -> Result<tokio_postgres::Client,
         .with_no_client_auth();
     let tls = tokio_postgres_rustls::MakeRustlsConnect::new(config);
     let sep = if url.contains('?') { '&' } else { '?' };
-    let (client, conn) = tokio_postgres::connect(&format!("{url}{sep}sslmode=require"), tls).await?;
+    let (client, conn) =
+        tokio_postgres::connect(&format!("{url}{sep}sslmode=require"), tls).await?;
     tokio::spawn(async move {
         let _ = conn.await;
     });

@@ -67,7 +67,10 @@ fn key(alg: &'static SignatureAlgorithm, what: &str) -> Result<KeyPair, TestkitE
     KeyPair::generate_for(alg).map_err(err(what))
 }
 
-fn ca(name: &str, alg: &'static SignatureAlgorithm) -> Result<(rcgen::Certificate, KeyPair), TestkitError> {
+fn ca(
+    name: &str,
+    alg: &'static SignatureAlgorithm,
+) -> Result<(rcgen::Certificate, KeyPair), TestkitError> {
     let key = key(alg, name)?;
     let mut params = CertificateParams::new(Vec::<String>::new()).map_err(err(name))?;
     params.distinguished_name.push(DnType::CommonName, name);
@@ -109,10 +112,25 @@ impl TestPki {
         let (client_ca, client_ca_key) = ca("pgpipe test client CA", &PKCS_ECDSA_P256_SHA256)?;
         let server_sans = ["localhost", "127.0.0.1"];
         let p256 = &PKCS_ECDSA_P256_SHA256;
-        let good = issue("pgpipe test server", &server_sans, p256, Some((&root, &root_key)))?;
-        let wrong_name = issue("wrong.invalid", &["wrong.invalid"], p256, Some((&root, &root_key)))?;
+        let good = issue(
+            "pgpipe test server",
+            &server_sans,
+            p256,
+            Some((&root, &root_key)),
+        )?;
+        let wrong_name = issue(
+            "wrong.invalid",
+            &["wrong.invalid"],
+            p256,
+            Some((&root, &root_key)),
+        )?;
         let cn_only = issue("localhost", &[], p256, Some((&root, &root_key)))?;
-        let untrusted = issue("pgpipe test server", &server_sans, p256, Some((&other, &other_key)))?;
+        let untrusted = issue(
+            "pgpipe test server",
+            &server_sans,
+            p256,
+            Some((&other, &other_key)),
+        )?;
         let sha384 = issue(
             "pgpipe test server",
             &server_sans,
@@ -121,8 +139,7 @@ impl TestPki {
         )?;
         let ed25519 = issue("localhost", &["localhost"], &PKCS_ED25519, None)?;
         let client = issue(CERT_USER, &[], p256, Some((&client_ca, &client_ca_key)))?;
-        let client_other_ca =
-            issue(CERT_USER, &[], p256, Some((&other, &other_key)))?;
+        let client_other_ca = issue(CERT_USER, &[], p256, Some((&other, &other_key)))?;
 
         let dir = tempfile::Builder::new()
             .prefix("pgpipe-testkit-pki-")

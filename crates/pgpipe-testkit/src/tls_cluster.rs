@@ -131,7 +131,9 @@ impl TlsCluster {
                 "" => String::new(),
                 pw => format!(" PASSWORD {}", quote_literal(pw)),
             };
-            setup.sql.push("SET password_encryption = 'scram-sha-256'".into());
+            setup
+                .sql
+                .push("SET password_encryption = 'scram-sha-256'".into());
             setup.sql.push(format!(
                 "CREATE ROLE {} LOGIN{password}",
                 quote_ident(role.user())

@@ -63,7 +63,10 @@ async fn direct_ssl_with_alpn_connects_without_an_ssl_request() {
         let client = pgpipe::connect(&url(
             &fake,
             "localhost",
-            &format!("sslnegotiation=direct&sslmode=verify-full&sslrootcert={}", root()),
+            &format!(
+                "sslnegotiation=direct&sslmode=verify-full&sslrootcert={}",
+                root()
+            ),
         ))
         .await
         .expect("direct SSL");
@@ -175,7 +178,9 @@ async fn an_unknown_answer_to_ssl_request_is_a_protocol_error() {
 async fn verify_full_checks_names_verify_ca_does_not() {
     bounded(async {
         // Wrong name: verify-full refuses, naming the check.
-        let fake = FakeServer::start(tls_start(ServerCert::WrongName)).await.unwrap();
+        let fake = FakeServer::start(tls_start(ServerCert::WrongName))
+            .await
+            .unwrap();
         let e = pgpipe::connect(&url(
             &fake,
             "localhost",
@@ -184,7 +189,10 @@ async fn verify_full_checks_names_verify_ca_does_not() {
         .await
         .expect_err("wrong name");
         assert_eq!(e.kind(), ErrorKind::Tls, "{e}");
-        assert!(e.to_string().contains("does not match the host name"), "{e}");
+        assert!(
+            e.to_string().contains("does not match the host name"),
+            "{e}"
+        );
 
         // verify-ca accepts the same certificate.
         let fake = FakeServer::start(
@@ -225,7 +233,9 @@ async fn verify_full_checks_names_verify_ca_does_not() {
         fake.finish().await.expect("script");
 
         // Untrusted CA.
-        let fake = FakeServer::start(tls_start(ServerCert::UntrustedCa)).await.unwrap();
+        let fake = FakeServer::start(tls_start(ServerCert::UntrustedCa))
+            .await
+            .unwrap();
         let e = pgpipe::connect(&url(
             &fake,
             "localhost",
@@ -292,7 +302,10 @@ fn expected_binding(der: &[u8], sha384: bool) -> String {
     };
     let mut input = b"p=tls-server-end-point,,".to_vec();
     input.extend_from_slice(&hash);
-    format!("c={}", base64::engine::general_purpose::STANDARD.encode(input))
+    format!(
+        "c={}",
+        base64::engine::general_purpose::STANDARD.encode(input)
+    )
 }
 
 #[tokio::test]
@@ -406,7 +419,11 @@ async fn scram_plus_over_plain_tcp_is_a_downgrade_attempt() {
 #[tokio::test]
 async fn channel_binding_require_sends_no_password_to_md5_or_cleartext() {
     bounded(async {
-        for request in [msg::auth_md5(*b"salt"), msg::auth_cleartext(), msg::auth_ok()] {
+        for request in [
+            msg::auth_md5(*b"salt"),
+            msg::auth_cleartext(),
+            msg::auth_ok(),
+        ] {
             let fake = FakeServer::start(
                 tls_start(ServerCert::Good)
                     .expect_startup()
@@ -445,7 +462,9 @@ async fn protocol_3_2_key_of_256_bytes_is_used_in_a_tls_cancel() {
         // The session script ends (and hangs up) so that the cancel
         // connection is accepted next.
         let cancel = tls_start(ServerCert::Good).expect(0);
-        let fake = FakeServer::start_sequence(vec![session, cancel]).await.unwrap();
+        let fake = FakeServer::start_sequence(vec![session, cancel])
+            .await
+            .unwrap();
         let client = pgpipe::connect(&url(
             &fake,
             "localhost",

@@ -24,7 +24,10 @@ async fn a_3_0_server_downgrades_a_3_2_request() {
             tokio::time::sleep(Duration::from_millis(300)).await;
             token.cancel().await
         });
-        let e = client.execute("SELECT pg_sleep(30)", ()).await.expect_err("cancelled");
+        let e = client
+            .execute("SELECT pg_sleep(30)", ())
+            .await
+            .expect_err("cancelled");
         assert_eq!(e.code(), Some(&SqlState::QUERY_CANCELED), "{e}");
         canceller.await.unwrap().expect("cancel");
         // `latest` is 3.2 as well.

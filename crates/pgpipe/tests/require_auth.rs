@@ -50,7 +50,9 @@ async fn allowed_disallowed_and_negated_lists() {
                     if e.kind() == ErrorKind::Auth
                         && e.to_string().contains(&format!(
                             "authentication method requirement \"{}\" failed",
-                            list.parse::<pgpipe::config::RequireAuth>().unwrap().describe()
+                            list.parse::<pgpipe::config::RequireAuth>()
+                                .unwrap()
+                                .describe()
                         )) => {}
                 (got, _) => wrong.push(format!("{role:?} require_auth={list}: {got:?}")),
             }

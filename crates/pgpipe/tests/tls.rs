@@ -17,7 +17,10 @@ fn tls_cluster() -> &'static TlsCluster {
 
 async fn session_ssl(client: &pgpipe::Client) -> bool {
     client
-        .query_one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", ())
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            (),
+        )
         .await
         .expect("pg_stat_ssl")
         .get::<bool, _>(0)
@@ -158,7 +161,9 @@ async fn cert_authentication_needs_the_right_client_certificate() {
                 key.display()
             ),
         );
-        pgpipe::connect(&url).await.expect_err("untrusted client cert");
+        pgpipe::connect(&url)
+            .await
+            .expect_err("untrusted client cert");
 
         // A key others can read is refused before connecting, as in libpq.
         let (cert, _) = pki.client_cert();
@@ -186,7 +191,10 @@ async fn scram_plus_binds_the_channel_over_tls() {
         let url = tls_cluster().url(
             TlsRole::SslOnly,
             "localhost",
-            &format!("sslmode=verify-full&sslrootcert={}&channel_binding=require", root()),
+            &format!(
+                "sslmode=verify-full&sslrootcert={}&channel_binding=require",
+                root()
+            ),
         );
         let client = pgpipe::connect(&url).await.expect("SCRAM-SHA-256-PLUS");
         assert!(session_ssl(&client).await);
@@ -228,10 +236,14 @@ async fn channel_binding_require_refuses_what_cannot_bind() {
         assert_eq!(e.kind(), ErrorKind::Config, "{e}");
         // Over TLS, against methods that cannot bind: MD5, cleartext, trust.
         for role in [AuthRole::Md5, AuthRole::Password, AuthRole::Trust] {
-            let url = cluster.auth_url(role, "127.0.0.1", "sslmode=require&channel_binding=require");
+            let url =
+                cluster.auth_url(role, "127.0.0.1", "sslmode=require&channel_binding=require");
             let e = pgpipe::connect(&url).await.expect_err("cannot bind");
             assert_eq!(e.kind(), ErrorKind::Auth, "{role:?}: {e}");
-            assert!(e.to_string().contains("channel binding required"), "{role:?}: {e}");
+            assert!(
+                e.to_string().contains("channel binding required"),
+                "{role:?}: {e}"
+            );
         }
     })
     .await;

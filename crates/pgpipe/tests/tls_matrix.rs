@@ -31,7 +31,10 @@ fn tls_cluster(with_tls: bool) -> &'static TlsCluster {
 /// Whether the server sees this session as encrypted.
 async fn session_ssl(client: &pgpipe::Client) -> bool {
     let row = client
-        .query_one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", ())
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            (),
+        )
         .await
         .expect("pg_stat_ssl query");
     row.get::<bool, _>(0)
@@ -145,7 +148,9 @@ async fn require_with_a_root_certificate_verifies_the_chain() {
                 pki.untrusted_root_cert().display()
             ),
         );
-        let client = pgpipe::connect(&url).await.expect("prefer falls back to plain");
+        let client = pgpipe::connect(&url)
+            .await
+            .expect("prefer falls back to plain");
         assert!(!session_ssl(&client).await);
     })
     .await;

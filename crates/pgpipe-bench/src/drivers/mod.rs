@@ -54,9 +54,9 @@ impl Session {
             DriverKind::TokioPostgres => Session::TokioPostgres(
                 tokio_postgres::Conn::connect(url, workload, streamed).await?,
             ),
-            DriverKind::Sqlx => Session::Sqlx(
-                sqlx::Conn::connect(&crate::tls::url(url), workload, streamed).await?,
-            ),
+            DriverKind::Sqlx => {
+                Session::Sqlx(sqlx::Conn::connect(&crate::tls::url(url), workload, streamed).await?)
+            }
             other => {
                 return Err(BenchError::new(format!(
                     "{other} is not an in-process session driver"

@@ -174,13 +174,10 @@ impl std::str::FromStr for RequireAuth {
         let allowed = if negated { all & !listed } else { listed };
         if allowed == 0 {
             return Err(err(
-                "require_auth allows no authentication method at all".into(),
+                "require_auth allows no authentication method at all".into()
             ));
         }
-        Ok(RequireAuth {
-            allowed,
-            negated,
-        })
+        Ok(RequireAuth { allowed, negated })
     }
 }
 
@@ -209,7 +206,10 @@ mod tests {
             ("md5,md5", "more than once"),
             ("kerberos", "invalid require_auth method \"kerberos\""),
             ("", "invalid require_auth method \"\""),
-            ("!password,!md5,!gss,!sspi,!scram-sha-256,!none", "no authentication method"),
+            (
+                "!password,!md5,!gss,!sspi,!scram-sha-256,!none",
+                "no authentication method",
+            ),
         ] {
             let e = text.parse::<RequireAuth>().unwrap_err().to_string();
             assert!(e.contains(why), "{text}: {e}");

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use super::{
     params, pgpass, ChannelBinding, Config, ConfigError, Environment, Host, LoadBalanceHosts,
-    ProtocolVersion, QueryMode, Redacted, RequireAuth, SslMode, SslNegotiation, TargetSessionAttrs, DEFAULT_HOST, DEFAULT_PORT,
+    ProtocolVersion, QueryMode, Redacted, RequireAuth, SslMode, SslNegotiation, TargetSessionAttrs,
+    DEFAULT_HOST, DEFAULT_PORT,
 };
 
 /// The bound on a connection attempt when none is configured.

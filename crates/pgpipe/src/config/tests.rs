@@ -1436,21 +1436,30 @@ fn sslrootcert_system_means_verify_full() {
     let env = FakeEnv::new().var("USER", "u");
     let r = resolve(&parse("host=h sslrootcert=system"), &env);
     assert_eq!(r.ssl_mode, SslMode::VerifyFull);
-    let r = resolve(&parse("host=h sslrootcert=system sslmode=verify-full"), &env);
+    let r = resolve(
+        &parse("host=h sslrootcert=system sslmode=verify-full"),
+        &env,
+    );
     assert_eq!(r.ssl_mode, SslMode::VerifyFull);
     for weak in ["disable", "allow", "prefer", "require", "verify-ca"] {
         let e = resolve_err(
             &parse(&format!("host=h sslrootcert=system sslmode={weak}")),
             &env,
         );
-        assert!(e.to_string().contains(&format!("weak sslmode \"{weak}\"")), "{e}");
+        assert!(
+            e.to_string().contains(&format!("weak sslmode \"{weak}\"")),
+            "{e}"
+        );
     }
 }
 
 #[test]
 fn channel_binding_require_needs_tls() {
     let env = FakeEnv::new().var("USER", "u");
-    let e = resolve_err(&parse("host=h sslmode=disable channel_binding=require"), &env);
+    let e = resolve_err(
+        &parse("host=h sslmode=disable channel_binding=require"),
+        &env,
+    );
     assert_eq!(e.part(), "channel_binding");
     let r = resolve(&parse("host=h channel_binding=require"), &env);
     assert_eq!(r.channel_binding, ChannelBinding::Require);

@@ -13,10 +13,10 @@ use crate::config::{
 };
 use crate::connect::handshake;
 use crate::connect::sslmode::{self, AttemptFailure, Transport};
-use crate::driver::{CancelTls, CancelToken};
 use crate::driver::Connection;
 use crate::driver::Shared;
 use crate::driver::Socket;
+use crate::driver::{CancelTls, CancelToken};
 use crate::error::ErrorKind;
 use crate::{Client, Error, SimpleQueryMessage};
 
@@ -305,7 +305,9 @@ async fn open_transport(
         (Socket::Tcp(tcp), _) => tcp,
         #[cfg(feature = "tls")]
         (Socket::Tls(_), _) => {
-            return Err(plain_failure(Error::protocol("TLS socket before negotiation")))
+            return Err(plain_failure(Error::protocol(
+                "TLS socket before negotiation",
+            )))
         }
     };
     start_tls(config, target, transport, tcp).await
@@ -357,7 +359,11 @@ async fn start_tls(
     tracing::debug!(
         "TLS established ({:?}, {:?})",
         stream.get_ref().1.protocol_version(),
-        stream.get_ref().1.negotiated_cipher_suite().map(|s| s.suite())
+        stream
+            .get_ref()
+            .1
+            .negotiated_cipher_suite()
+            .map(|s| s.suite())
     );
     let cancel = CancelTls {
         setup: Arc::new(setup),

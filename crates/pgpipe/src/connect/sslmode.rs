@@ -176,7 +176,13 @@ mod tests {
             ]
         );
         assert_eq!(plan(SslMode::Require, Postgres, false), [tls]);
-        assert_eq!(plan(SslMode::VerifyFull, Direct, false), [Transport::Direct]);
-        assert_eq!(plan(SslMode::VerifyFull, Postgres, true), [Transport::Plain]);
+        assert_eq!(
+            plan(SslMode::VerifyFull, Direct, false),
+            [Transport::Direct]
+        );
+        assert_eq!(
+            plan(SslMode::VerifyFull, Postgres, true),
+            [Transport::Plain]
+        );
     }
 }

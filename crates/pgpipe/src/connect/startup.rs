@@ -274,7 +274,9 @@ fn check_negotiated(
             ),
         ));
     }
-    tracing::debug!("the server speaks protocol 3.{newest}, not 3.{asked}: continuing at 3.{newest}");
+    tracing::debug!(
+        "the server speaks protocol 3.{newest}, not 3.{asked}: continuing at 3.{newest}"
+    );
     Ok(())
 }
 
@@ -300,8 +302,7 @@ fn choose_binding(
     match channel {
         None if plus => {
             return Err(auth_err(
-                "server offered SCRAM-SHA-256-PLUS authentication over a non-TLS connection"
-                    .into(),
+                "server offered SCRAM-SHA-256-PLUS authentication over a non-TLS connection".into(),
             ))
         }
         None if require => {
@@ -355,7 +356,11 @@ async fn scram_exchange(
     let mechanism = scram.mechanism();
     tracing::debug!("authenticating with {mechanism}");
     let auth_err = |e: scram::ScramError| {
-        Error::new(ErrorKind::Auth, format!("{mechanism} authentication failed")).with_source(e)
+        Error::new(
+            ErrorKind::Auth,
+            format!("{mechanism} authentication failed"),
+        )
+        .with_source(e)
     };
     let encode_err = |e| Error::new(ErrorKind::Auth, "encoding a SASL message").with_source(e);
     encoder

@@ -60,7 +60,8 @@ fn tls_error(message: impl Into<String>) -> Error {
 
 /// The files libpq looks at when none is configured: `~/.postgresql/<name>`.
 fn default_file(env: &dyn Environment, name: &str) -> Option<PathBuf> {
-    env.home_dir().map(|home| home.join(".postgresql").join(name))
+    env.home_dir()
+        .map(|home| home.join(".postgresql").join(name))
 }
 
 impl TlsSetup {
@@ -88,9 +89,11 @@ impl TlsSetup {
                 if !crls.is_empty() {
                     builder = builder.with_crls(crls);
                 }
-                Some(builder.build().map_err(|e| {
-                    tls_error("setting up certificate verification").with_source(e)
-                })?)
+                Some(
+                    builder.build().map_err(|e| {
+                        tls_error("setting up certificate verification").with_source(e)
+                    })?,
+                )
             }
             None => None,
         };
@@ -220,7 +223,10 @@ fn load_roots(
 ) -> Result<(Option<RootCertStore>, Option<String>), Error> {
     let verify = matches!(config.ssl_mode, SslMode::VerifyCa | SslMode::VerifyFull);
     let configured = config.ssl_root_cert.clone();
-    if configured.as_deref().is_some_and(|p| p.as_os_str() == "system") {
+    if configured
+        .as_deref()
+        .is_some_and(|p| p.as_os_str() == "system")
+    {
         let found = rustls_native_certs::load_native_certs();
         let mut store = RootCertStore::empty();
         let (added, _ignored) = store.add_parsable_certificates(found.certs);
@@ -308,7 +314,11 @@ fn load_client_cert(
     let Some(cert_path) = cert_path.filter(|p| p.exists()) else {
         return Ok(None);
     };
-    let certs = read_pem(&cert_path, "client certificate", CertificateDer::pem_slice_iter)?;
+    let certs = read_pem(
+        &cert_path,
+        "client certificate",
+        CertificateDer::pem_slice_iter,
+    )?;
     if certs.is_empty() {
         return Err(tls_error(format!(
             "client certificate file \"{}\" holds no certificate",
@@ -385,8 +395,8 @@ pub(crate) fn check_key_permissions(path: &Path) -> Result<(), Error> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let euid = unsafe { libc::geteuid() };
     let mode = meta.mode();
-    let too_open = (meta.uid() == euid && mode & 0o077 != 0)
-        || (meta.uid() == 0 && mode & 0o037 != 0);
+    let too_open =
+        (meta.uid() == euid && mode & 0o077 != 0) || (meta.uid() == 0 && mode & 0o037 != 0);
     if too_open {
         return Err(tls_error(format!(
             "private key file \"{}\" has group or world access; file must have permissions \
@@ -412,7 +422,11 @@ fn read_pem<T: PemObject>(
         tls_error(format!("could not read {what} file \"{}\"", path.display())).with_source(e)
     })?;
     parse(&pem).collect::<Result<Vec<T>, _>>().map_err(|e| {
-        tls_error(format!("{what} file \"{}\" is not valid PEM", path.display())).with_source(e)
+        tls_error(format!(
+            "{what} file \"{}\" is not valid PEM",
+            path.display()
+        ))
+        .with_source(e)
     })
 }
 
@@ -440,8 +454,7 @@ impl ServerCertVerifier for PgVerifier {
         };
         // webpki checks the chain before the name, so a name error means
         // the chain itself was fine.
-        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) if self.name_ok_without_san(end_entity) => Ok(ServerCertVerified::assertion()),
@@ -541,7 +554,9 @@ mod tests {
 
     #[test]
     fn encrypted_keys_are_recognized() {
-        assert!(is_encrypted_key(b"-----BEGIN ENCRYPTED PRIVATE KEY-----\nMII"));
+        assert!(is_encrypted_key(
+            b"-----BEGIN ENCRYPTED PRIVATE KEY-----\nMII"
+        ));
         assert!(is_encrypted_key(
             b"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n"
         ));

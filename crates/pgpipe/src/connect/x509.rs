@@ -206,7 +206,12 @@ mod tests {
 
     #[test]
     fn garbage_is_none_not_a_panic() {
-        for input in [&b""[..], b"\x30", b"\x30\x84\xff\xff\xff\xff", b"\x30\x03\x30\x01"] {
+        for input in [
+            &b""[..],
+            b"\x30",
+            b"\x30\x84\xff\xff\xff\xff",
+            b"\x30\x03\x30\x01",
+        ] {
             assert_eq!(end_point_hash(input), None);
             assert_eq!(names(input), None);
         }
@@ -223,7 +228,9 @@ mod tests {
             rcgen::CertificateParams::new(sans.iter().map(|s| s.to_string()).collect::<Vec<_>>())
                 .unwrap();
         params.distinguished_name = rcgen::DistinguishedName::new();
-        params.distinguished_name.push(rcgen::DnType::CommonName, cn);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, cn);
         let cert = match issuer_alg {
             None => params.self_signed(&key).unwrap(),
             Some(ialg) => {

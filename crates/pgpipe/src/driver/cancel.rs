@@ -110,7 +110,11 @@ impl CancelToken {
             }
             Host::Unix(dir) => {
                 let path = dir.join(format!(".s.PGSQL.{}", self.port));
-                send(UnixStream::connect(&path).await.map_err(connect_err)?, &request).await
+                send(
+                    UnixStream::connect(&path).await.map_err(connect_err)?,
+                    &request,
+                )
+                .await
             }
         }
     }
@@ -137,9 +141,9 @@ impl CancelToken {
                     return Err(Error::new(
                         ErrorKind::Tls,
                         format!(
-                            "the server refused TLS for the cancel request, which sslmode={} requires",
-                            tls.ssl_mode
-                        ),
+                        "the server refused TLS for the cancel request, which sslmode={} requires",
+                        tls.ssl_mode
+                    ),
                     ))
                 }
             }

@@ -242,9 +242,7 @@ impl PoolConfig {
             "pool_acquire_timeout" => self.acquire_timeout = millis()?,
             "pool_idle_timeout" => self.idle_timeout = secs()?,
             "pool_max_lifetime" => self.max_lifetime = secs()?,
-            "pool_health_check_after" => {
-                self.health_check_after = Some(millis()?)
-            }
+            "pool_health_check_after" => self.health_check_after = Some(millis()?),
             "pool_shared_connections" => self.shared_connections = Some(count()?),
             _ => {
                 return Err(ConfigError::new(
