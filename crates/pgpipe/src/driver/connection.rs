@@ -230,12 +230,16 @@ impl Connection {
                 chunk.first().map(|&b| b as char).unwrap_or('?')
             )));
         };
-        let buffered = slot.deliver(chunk, complete);
-        self.shared.record_buffered(buffered);
         if complete {
+            // Counted as finished before the caller is woken: a caller that
+            // saw its answer must never see its own request still pending
+            // (the pool decides on that count whether to settle a returned
+            // connection).
             self.in_flight.pop_front();
             self.shared.finished(1);
         }
+        let buffered = slot.deliver(chunk, complete);
+        self.shared.record_buffered(buffered);
         if buffered > self.max_buffered {
             self.paused_on = Some(slot);
         }
@@ -296,7 +300,7 @@ impl Connection {
             let mut q = self.shared.lock();
             self.shared.mark_closed(&mut q, || reason.to_owned());
             q.write_buf.clear();
-            q.slots.drain(..).collect()
+            self.shared.drain_unsent(&mut q)
         };
         let mut n = 0;
         for slot in self.in_flight.drain(..).chain(queued) {

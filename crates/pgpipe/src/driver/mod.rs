@@ -12,6 +12,6 @@ mod socket;
 pub(crate) use cancel::CancelTls;
 pub use cancel::CancelToken;
 pub use connection::Connection;
-pub(crate) use shared::Shared;
+pub(crate) use shared::{Request, SessionEnd, SessionId, Shared, NO_SESSION};
 pub(crate) use slot::{Responses, Slot};
 pub(crate) use socket::Socket;
