@@ -20,6 +20,26 @@
 //!   environment or the default applies.
 //! * `client_encoding` may only be UTF-8: pgpipe always talks UTF-8.
 //! * Service files (`service=`, `PGSERVICE`) are not supported.
+//!
+//! Durations accept a unit everywhere (`us`, `ms`, `s`, `min`, `h`, `d`); a
+//! bare number keeps the parameter's documented unit, as libpq reads it:
+//!
+//! | parameter | bare number | with a unit |
+//! | --- | --- | --- |
+//! | `connect_timeout` | seconds (`2`) | `250ms`, `2s` |
+//! | `keepalives_idle` | seconds (`60`) | `1min` |
+//! | `tcp_user_timeout` | milliseconds (`5000`) | `5s` |
+//! | `query_timeout` | milliseconds (`1500`) | `1500ms`, `2s` |
+//! | `pool_acquire_timeout` | milliseconds (`2000`) | `2s` |
+//! | `pool_health_check_after` | milliseconds (`1000`) | `1s` |
+//! | `pool_idle_timeout` | seconds (`600`; 0: never) | `10min` |
+//! | `pool_max_lifetime` | seconds (`1800`; 0: never) | `30min` |
+//!
+//! TLS and authentication settings follow libpq: `sslmode` (default
+//! `prefer`), `sslrootcert` (a file, or `system`), `sslcert`, `sslkey`,
+//! `sslcrl`, `channel_binding`, `sslnegotiation`, `require_auth`,
+//! `min_protocol_version` and `max_protocol_version`; see the crate README
+//! for what each value does.
 
 mod conninfo;
 mod env;
