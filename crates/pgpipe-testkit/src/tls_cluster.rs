@@ -74,10 +74,10 @@ static WITH_TLS: OnceLock<Result<TlsCluster, TestkitError>> = OnceLock::new();
 static WITHOUT_TLS: OnceLock<Result<TlsCluster, TestkitError>> = OnceLock::new();
 static PKI: OnceLock<Result<TestPki, TestkitError>> = OnceLock::new();
 
-/// The PKI of this test process (made on first use, files removed at exit
-/// with the temporary directory... or by the OS's temp cleanup if the
-/// process is killed).
+/// The PKI of this test process (made on first use; its directory is
+/// removed when the process exits normally).
 pub fn test_pki() -> Result<&'static TestPki, TestkitError> {
+    register_at_exit();
     PKI.get_or_init(TestPki::generate)
         .as_ref()
         .map_err(Clone::clone)
@@ -90,11 +90,16 @@ extern "C" fn stop_tls_clusters_at_exit() {
                 cluster.cluster.shutdown_at_exit();
             }
         }
+        // A static is never dropped: remove the PKI's directory here.
+        if let Some(Ok(pki)) = PKI.get() {
+            let _ = std::fs::remove_dir_all(pki.dir());
+        }
     });
 }
 
 fn register_at_exit() {
     static ONCE: OnceLock<()> = OnceLock::new();
+    // Registered once for the clusters and the PKI alike.
     ONCE.get_or_init(|| {
         // SAFETY: registering a plain extern "C" function.
         if unsafe { libc::atexit(stop_tls_clusters_at_exit) } != 0 {
