@@ -358,6 +358,24 @@ mod tests {
     }
 
     #[test]
+    fn tls_keeps_the_drivers_that_can_and_refuses_the_others() {
+        let p = plan(&["--tls", "--workloads", "pipeline"]).unwrap();
+        assert!(p.tls && !p.replay_server);
+        assert_eq!(
+            p.drivers,
+            [
+                DriverKind::Pgpipe,
+                DriverKind::TokioPostgres,
+                DriverKind::Sqlx
+            ]
+        );
+        let e = plan(&["--tls", "--drivers", "pgpipe,raw"]).unwrap_err();
+        assert!(e.contains("--tls: raw cannot connect over TLS"), "{e}");
+        assert!(plan(&["--tls", "--url", "postgres://h/d"]).is_err());
+        assert!(!plan(&[]).unwrap().tls);
+    }
+
+    #[test]
     fn bad_numbers_are_errors() {
         assert!(plan(&["--duration", "-1"]).is_err());
         assert!(plan(&["--rate", "0"]).is_err());
