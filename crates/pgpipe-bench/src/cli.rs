@@ -85,6 +85,12 @@ pub struct Args {
     /// workload's child processes always run multi-thread.)
     #[arg(long, value_enum, default_value_t = RuntimeFlavor::MultiThread)]
     pub runtime: RuntimeFlavor,
+    /// Every driver connects over TLS (verify-full against the testkit's
+    /// run-time CA; tokio-postgres through tokio-postgres-rustls, sqlx
+    /// with its rustls feature). Starts a TLS cluster; `raw` and `pgbench`
+    /// are left out (no TLS in them here), as is the replay server.
+    #[arg(long, conflicts_with = "url")]
+    pub tls: bool,
     /// Only these variants (labels, comma-separated, e.g. `reuse,pool`).
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,
@@ -161,6 +167,8 @@ pub struct Plan {
     pub pin: bool,
     /// `--runtime`: the tokio runtime the drivers run on.
     pub runtime: RuntimeFlavor,
+    /// `--tls`: every connection over TLS.
+    pub tls: bool,
 }
 
 fn seconds(v: Option<f64>, default: f64, what: &str) -> Result<Duration, String> {
@@ -189,7 +197,12 @@ impl Plan {
                 .map(|w| Workload::parse(w.trim()))
                 .collect::<Result<_, _>>()?
         };
-        let drivers = if args.drivers.is_empty() {
+        let drivers = if args.drivers.is_empty() && args.tls {
+            DriverKind::ALL
+                .into_iter()
+                .filter(|d| crate::tls::supports(*d))
+                .collect()
+        } else if args.drivers.is_empty() {
             DriverKind::ALL.to_vec()
         } else {
             args.drivers
@@ -267,7 +280,14 @@ impl Plan {
             interleave: args.interleave,
             pin: args.pin,
             runtime: args.runtime,
+            tls: args.tls,
         };
+        if plan.tls {
+            if let Some(d) = plan.drivers.iter().find(|d| !crate::tls::supports(**d)) {
+                return Err(format!("--tls: {d} cannot connect over TLS here"));
+            }
+            plan.replay_server = false;
+        }
         let known: Vec<String> = plan
             .workloads
             .iter()
@@ -336,6 +356,24 @@ mod tests {
         for d in DriverKind::ALL {
             assert!(e.contains(d.name()), "{e}");
         }
+    }
+
+    #[test]
+    fn tls_keeps_the_drivers_that_can_and_refuses_the_others() {
+        let p = plan(&["--tls", "--workloads", "pipeline"]).unwrap();
+        assert!(p.tls && !p.replay_server);
+        assert_eq!(
+            p.drivers,
+            [
+                DriverKind::Pgpipe,
+                DriverKind::TokioPostgres,
+                DriverKind::Sqlx
+            ]
+        );
+        let e = plan(&["--tls", "--drivers", "pgpipe,raw"]).unwrap_err();
+        assert!(e.contains("--tls: raw cannot connect over TLS"), "{e}");
+        assert!(plan(&["--tls", "--url", "postgres://h/d"]).is_err());
+        assert!(!plan(&[]).unwrap().tls);
     }
 
     #[test]

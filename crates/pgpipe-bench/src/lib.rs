@@ -25,4 +25,5 @@ pub mod results;
 pub mod runner;
 pub mod shape;
 pub mod suite;
+pub mod tls;
 pub mod variants;

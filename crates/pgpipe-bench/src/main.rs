@@ -48,7 +48,12 @@ fn main() -> ExitCode {
         None => {
             eprintln!("no --url / DATABASE_URL: starting a throwaway cluster");
             pgpipe_bench::install::ensure_postgres();
-            let c = match Cluster::start() {
+            let started = if plan.tls {
+                start_tls_cluster()
+            } else {
+                Cluster::start()
+            };
+            let c = match started {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("pgpipe-bench: cannot start a cluster: {e}");
@@ -116,6 +121,16 @@ fn main() -> ExitCode {
     drop(database);
     drop(cluster);
     code
+}
+
+/// `--tls`: a cluster with `ssl=on` and the testkit's run-time CA, whose
+/// root certificate every driver then verifies against.
+fn start_tls_cluster() -> Result<Cluster, pgpipe_testkit::TestkitError> {
+    let tls = pgpipe_testkit::TlsCluster::start(true)?;
+    let root = pgpipe_testkit::test_pki()?.root_cert();
+    pgpipe_bench::tls::enable(root);
+    eprintln!("--tls: ssl=on cluster; drivers connect with verify-full");
+    Ok(tls.into_cluster())
 }
 
 /// `--stream-child DRIVER`: stream rows, print one JSON line (see `child`).

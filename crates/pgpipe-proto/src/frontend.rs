@@ -52,6 +52,8 @@ pub const FLUSH: &[u8] = b"H\0\0\0\x04";
 
 /// The protocol version of a StartupMessage: 3.0.
 pub const PROTOCOL_VERSION: i32 = 196_608;
+/// Protocol 3.2 (PostgreSQL 18): variable-length cancel keys.
+pub const PROTOCOL_VERSION_3_2: i32 = (3 << 16) | 2;
 /// The request code of an SSLRequest.
 pub const SSL_REQUEST_CODE: i32 = 80_877_103;
 /// The request code of a CancelRequest.
@@ -280,6 +282,19 @@ impl Encoder {
 
     /// StartupMessage for protocol 3.0 with the given parameters.
     pub fn startup(&self, params: &[(&str, &str)], buf: &mut BytesMut) -> Result<(), EncodeError> {
+        self.startup_version(PROTOCOL_VERSION, params, buf)
+    }
+
+    /// StartupMessage asking for protocol `version` (major << 16 | minor,
+    /// e.g. [`PROTOCOL_VERSION_3_2`]) with the given parameters. A server
+    /// that does not speak that minor version answers with
+    /// NegotiateProtocolVersion and carries on with the newest it knows.
+    pub fn startup_version(
+        &self,
+        version: i32,
+        params: &[(&str, &str)],
+        buf: &mut BytesMut,
+    ) -> Result<(), EncodeError> {
         const MSG: &str = "StartupMessage";
         // Protocol version and the final NUL that ends the parameter list.
         let mut body_len: usize = 4 + 1;
@@ -300,7 +315,7 @@ impl Encoder {
         let len = self.check_len(MSG, body_len.saturating_add(4))?;
         buf.reserve(len as usize);
         buf.put_i32(len);
-        buf.put_i32(PROTOCOL_VERSION);
+        buf.put_i32(version);
         for (name, value) in params {
             put_cstr(buf, name.as_bytes());
             put_cstr(buf, value.as_bytes());
@@ -553,12 +568,18 @@ pub fn ssl_request(buf: &mut BytesMut) {
     buf.put_i32(SSL_REQUEST_CODE);
 }
 /// CancelRequest (sent on a new connection instead of a StartupMessage).
-pub fn cancel_request(process_id: i32, secret_key: i32, buf: &mut BytesMut) {
-    buf.reserve(16);
-    buf.put_i32(16);
+///
+/// `secret_key` is the key from BackendKeyData as sent: 4 bytes in protocol
+/// 3.0, up to 256 in 3.2. Its length is the caller's to check (the decoder
+/// only accepts 4 to 256 bytes); the message length field follows it.
+pub fn cancel_request(process_id: i32, secret_key: &[u8], buf: &mut BytesMut) {
+    let len = 12 + secret_key.len();
+    buf.reserve(len);
+    // A key from the decoder is at most 256 bytes: the length always fits.
+    buf.put_i32(i32::try_from(len).unwrap_or(i32::MAX));
     buf.put_i32(CANCEL_REQUEST_CODE);
     buf.put_i32(process_id);
-    buf.put_i32(secret_key);
+    buf.put_slice(secret_key);
 }
 /// Sync.
 pub fn sync(buf: &mut BytesMut) {
@@ -1209,10 +1230,29 @@ mod tests {
     }
 
     #[test]
+    fn cancel_request_with_a_long_protocol_3_2_key() {
+        let mut buf = BytesMut::new();
+        let key: Vec<u8> = (0..=255u8).collect();
+        cancel_request(7, &key, &mut buf);
+        assert_eq!(buf.len(), 12 + 256);
+        assert_eq!(&buf[..12], b"\0\0\x01\x0c\x04\xd2\x16\x2e\0\0\0\x07");
+        assert_eq!(&buf[12..], &key[..]);
+    }
+
+    #[test]
+    fn startup_for_protocol_3_2() {
+        let mut buf = BytesMut::new();
+        Encoder::default()
+            .startup_version(PROTOCOL_VERSION_3_2, &[("user", "u")], &mut buf)
+            .unwrap();
+        assert_eq!(&buf[4..8], &[0, 3, 0, 2]);
+    }
+
+    #[test]
     fn fixed_messages() {
         let mut buf = prefilled();
         ssl_request(&mut buf);
-        cancel_request(0x0102_0304, -1, &mut buf);
+        cancel_request(0x0102_0304, &[0xff; 4], &mut buf);
         sync(&mut buf);
         flush(&mut buf);
         terminate(&mut buf);

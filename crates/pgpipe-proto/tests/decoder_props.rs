@@ -349,7 +349,7 @@ fn check(model: &Model, message: &Message) -> Result<(), TestCaseError> {
                 secret_key,
             },
         ) => {
-            prop_assert_eq!((p, k), (process_id, secret_key));
+            prop_assert_eq!((p, &k.to_be_bytes()[..]), (process_id, &secret_key[..]));
         }
         (Model::Empty(t), m) => prop_assert_eq!(*t, m.tag()),
         (Model::CommandComplete(t), Message::CommandComplete(c)) => {

@@ -141,7 +141,7 @@ impl Cluster {
         Ok(Cluster::from_server(Server::create()?))
     }
 
-    fn from_server(server: Server) -> Cluster {
+    pub(crate) fn from_server(server: Server) -> Cluster {
         let socket_dir = server.socket_dir().to_path_buf();
         Cluster {
             addr: Addresses {
@@ -531,6 +531,15 @@ impl std::fmt::Debug for Cluster {
 }
 
 /// Runs at process exit (Rust's test harness exits through libc `exit`).
+impl Cluster {
+    /// For at-exit handlers: stops the server (if ours) without locks.
+    pub(crate) fn shutdown_at_exit(&self) {
+        if let Some(server) = &self.server {
+            server.shutdown_at_exit();
+        }
+    }
+}
+
 extern "C" fn stop_shared_at_exit() {
     // Nothing may unwind into C.
     let _ = std::panic::catch_unwind(|| {

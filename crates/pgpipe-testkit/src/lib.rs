@@ -12,7 +12,11 @@
 //!   ([`Cluster::stop`], [`Cluster::start_again`]).
 //! * [`FakeServer`]: a scripted fake server for what a real server won't do
 //!   (malformed, truncated, oversized, out-of-order messages), with backend
-//!   message builders in [`msg`] and SCRAM server helpers in [`scram`].
+//!   message builders in [`msg`] and SCRAM server helpers in [`scram`]. It
+//!   can speak TLS ([`Step::StartTls`]) for direct SSL and channel binding.
+//! * [`TlsCluster`]: `ssl=on` and `ssl=off` clusters with `hostssl`,
+//!   `hostnossl` and `cert` roles ([`TlsRole`]), and [`TestPki`], the CA,
+//!   server and client certificates made at run time with rcgen.
 //!
 //! Needs the PostgreSQL server binaries (initdb, postgres) for clusters:
 //! `sudo apt-get install -y postgresql` on Debian/Ubuntu. When run as root,
@@ -37,9 +41,11 @@ mod database;
 mod error;
 mod fake;
 mod mini_client;
+mod pki;
 mod process;
 mod roles;
 mod server;
+mod tls_cluster;
 mod url;
 
 pub use cluster::{test_url, Cluster, TEST_URL_VAR};
@@ -48,7 +54,9 @@ pub use error::TestkitError;
 pub use fake::{
     msg, scram, FakeError, FakeErrorKind, FakeServer, Responder, Script, Step, Transcript,
 };
+pub use pki::{ServerCert, TestPki, CERT_USER};
 pub use roles::AuthRole;
+pub use tls_cluster::{test_pki, TlsCluster, TlsRole};
 
 #[cfg(test)]
 mod cluster_tests;

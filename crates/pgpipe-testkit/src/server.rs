@@ -49,6 +49,22 @@ pub(crate) struct Server {
     /// The postmaster's pid (0 when stopped), readable without the lock by
     /// the at-exit handler.
     pid: AtomicU32,
+    /// `-c` settings beyond the usual ones (TLS clusters).
+    extra_settings: Vec<(String, String)>,
+}
+
+/// What a custom server adds to the usual setup.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ServerSetup {
+    /// pg_hba.conf lines placed before the usual ones (first match wins).
+    pub hba_lines: String,
+    /// Extra settings; `{root}` in a value is replaced by the server's
+    /// directory, where `files` are written.
+    pub settings: Vec<(String, String)>,
+    /// Files written to the server's directory: (name, contents, mode).
+    pub files: Vec<(String, String, u32)>,
+    /// SQL run after the usual roles are created.
+    pub sql: Vec<String>,
 }
 
 impl Server {
@@ -59,15 +75,51 @@ impl Server {
 
     /// [`Server::create`] with the binaries of `bindir`.
     fn create_with(bindir: PathBuf) -> Result<Server, TestkitError> {
+        Server::create_custom_with(bindir, &ServerSetup::default())
+    }
+
+    /// Like [`Server::create`], with `setup`'s files, pg_hba.conf lines
+    /// (before the usual ones), settings and SQL added.
+    pub(crate) fn create_custom(setup: &ServerSetup) -> Result<Server, TestkitError> {
+        Server::create_custom_with(find_bindir(&Search::from_env(), pg_config_bindir)?, setup)
+    }
+
+    fn create_custom_with(bindir: PathBuf, setup: &ServerSetup) -> Result<Server, TestkitError> {
         let run_as = server_user()?;
         let (root, socket_dir) = make_root(run_as.as_ref())?;
         let data_dir = root.path().join("data");
         initdb(&bindir, run_as.as_ref(), root.path(), &data_dir)?;
-        fs::write(data_dir.join("pg_hba.conf"), hba_conf())
-            .map_err(|e| TestkitError::io("writing pg_hba.conf", e))?;
-        let server = Server::new(bindir, run_as, root, socket_dir, data_dir);
+        fs::write(
+            data_dir.join("pg_hba.conf"),
+            format!("{}{}", setup.hba_lines, hba_conf()),
+        )
+        .map_err(|e| TestkitError::io("writing pg_hba.conf", e))?;
+        for (name, contents, mode) in &setup.files {
+            // In the root, owned by the server user: PostgreSQL refuses a
+            // key file others can read or it does not own.
+            let path = root.path().join(name);
+            fs::write(&path, contents)
+                .map_err(|e| TestkitError::io(format!("writing {}", path.display()), e))?;
+            fs::set_permissions(&path, fs::Permissions::from_mode(*mode))
+                .map_err(|e| TestkitError::io(format!("chmod of {}", path.display()), e))?;
+            if let Some(user) = &run_as {
+                std::os::unix::fs::chown(&path, Some(user.uid), Some(user.gid))
+                    .map_err(|e| TestkitError::io(format!("chown of {}", path.display()), e))?;
+            }
+        }
+        let mut server = Server::new(bindir, run_as, root, socket_dir, data_dir);
+        server.extra_settings = setup
+            .settings
+            .iter()
+            .map(|(k, v)| {
+                let v = v.replace("{root}", &server.root.path().to_string_lossy());
+                (k.clone(), v)
+            })
+            .collect();
         let server = server.start_on_free_port()?;
-        server.sql("postgres", &create_roles_sql().join(";\n"))?;
+        let mut sql = create_roles_sql();
+        sql.extend(setup.sql.iter().cloned());
+        server.sql("postgres", &sql.join(";\n"))?;
         Ok(server)
     }
 
@@ -115,6 +167,7 @@ impl Server {
             version: String::new(),
             child: Mutex::new(None),
             pid: AtomicU32::new(0),
+            extra_settings: Vec::new(),
         }
     }
 
@@ -281,6 +334,9 @@ impl Server {
         let mut cmd = Command::new(self.bindir.join("postgres"));
         cmd.arg("-D").arg(&self.data_dir);
         for (k, v) in self.settings() {
+            cmd.arg("-c").arg(format!("{k}={v}"));
+        }
+        for (k, v) in &self.extra_settings {
             cmd.arg("-c").arg(format!("{k}={v}"));
         }
         cmd.stdin(Stdio::null()).stdout(log).stderr(log_err);

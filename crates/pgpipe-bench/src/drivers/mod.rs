@@ -50,13 +50,16 @@ impl Session {
     ) -> Result<Session, BenchError> {
         let streamed = shape == Shape::Streamed;
         Ok(match driver {
-            DriverKind::Pgpipe => {
-                Session::Pgpipe(pgpipe::Conn::connect(url, workload, streamed).await?)
-            }
+            DriverKind::Pgpipe => Session::Pgpipe(
+                pgpipe::Conn::connect(&crate::tls::url(url), workload, streamed).await?,
+            ),
+            // Handles --tls itself (its URL parser knows no verify-full).
             DriverKind::TokioPostgres => Session::TokioPostgres(
                 tokio_postgres::Conn::connect(url, workload, streamed).await?,
             ),
-            DriverKind::Sqlx => Session::Sqlx(sqlx::Conn::connect(url, workload, streamed).await?),
+            DriverKind::Sqlx => {
+                Session::Sqlx(sqlx::Conn::connect(&crate::tls::url(url), workload, streamed).await?)
+            }
             other => {
                 return Err(BenchError::new(format!(
                     "{other} is not an in-process session driver"

@@ -3,7 +3,7 @@
 
 use futures_util::TryStreamExt;
 use tokio_postgres::types::{FromSql, ToSql, Type};
-use tokio_postgres::{Client, NoTls, Row, Statement};
+use tokio_postgres::{Client, Row, Statement};
 
 use crate::catalog::Workload;
 use crate::checks::{self, RowsCheck};
@@ -46,10 +46,7 @@ impl Conn {
         workload: Workload,
         streamed: bool,
     ) -> Result<Conn, BenchError> {
-        let (client, conn) = tokio_postgres::connect(url, NoTls).await?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
+        let client = crate::tls::tokio_postgres_connect(url).await?;
         let sql = match workload {
             Workload::Unprepared => None,
             Workload::RowsJson => Some(fixtures::JSON_SQL.to_string()),

@@ -28,6 +28,11 @@ pub use data_row::DataRow;
 pub use error_fields::ErrorFields;
 pub use parameter_description::ParameterDescription;
 pub use row_description::{Field, RowDescription};
+/// The shortest cancel key a server may send (protocol 3.0's fixed size).
+pub const MIN_CANCEL_KEY_LEN: usize = 4;
+/// The longest cancel key protocol 3.2 allows.
+pub const MAX_CANCEL_KEY_LEN: usize = 256;
+
 pub use text::{CommandComplete, NegotiateProtocolVersion, Notification, ParameterStatus};
 
 use reader::{malformed, Reader};
@@ -229,8 +234,9 @@ pub enum Message {
     BackendKeyData {
         /// Backend process id.
         process_id: i32,
-        /// Secret key for CancelRequest.
-        secret_key: i32,
+        /// Secret key for CancelRequest: 4 bytes in protocol 3.0, 4 to 256
+        /// bytes in protocol 3.2.
+        secret_key: Bytes,
     },
     /// BindComplete.
     BindComplete,
@@ -350,11 +356,18 @@ fn parse_body(tag: u8, body: Bytes) -> Result<Message, DecodeErrorKind> {
         BACKEND_KEY_DATA => {
             let mut r = Reader::new(&body);
             let process_id = r.i32("process id")?;
-            let secret_key = r.i32("secret key")?;
-            r.finish("secret key")?;
+            // Protocol 3.2 made the key variable-length (4 to 256 bytes);
+            // 3.0 servers always send 4. Anything else is malformed.
+            let key_len = body.len() - 4;
+            if !(MIN_CANCEL_KEY_LEN..=MAX_CANCEL_KEY_LEN).contains(&key_len) {
+                return Err(malformed(format!(
+                    "BackendKeyData secret key of {key_len} bytes \
+                     (expected {MIN_CANCEL_KEY_LEN} to {MAX_CANCEL_KEY_LEN})"
+                )));
+            }
             Message::BackendKeyData {
                 process_id,
-                secret_key,
+                secret_key: body.slice(4..),
             }
         }
         NEGOTIATE_PROTOCOL_VERSION => {

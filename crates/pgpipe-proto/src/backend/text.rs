@@ -134,7 +134,11 @@ impl Notification {
 /// NegotiateProtocolVersion body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NegotiateProtocolVersion {
-    /// Newest minor protocol version the server supports.
+    /// The newest protocol version the server supports for the major
+    /// version asked for, as servers send it: the whole version number
+    /// (`major << 16 | minor`, so 196608 for 3.0), although the protocol
+    /// documentation speaks of "the minor version". See
+    /// [`NegotiateProtocolVersion::newest_version`].
     pub newest_minor: i32,
     /// The option names, each NUL-terminated UTF-8.
     body: Bytes,
@@ -160,6 +164,18 @@ impl NegotiateProtocolVersion {
         }
         body.advance(8);
         Ok(NegotiateProtocolVersion { newest_minor, body })
+    }
+
+    /// The server's newest version as (major, minor). Real servers send
+    /// `major << 16 | minor`; a bare minor number (as the documentation
+    /// reads) is taken as major 3.
+    pub fn newest_version(&self) -> (u16, u16) {
+        let v = self.newest_minor as u32;
+        if v >> 16 == 0 {
+            (3, v as u16)
+        } else {
+            ((v >> 16) as u16, (v & 0xffff) as u16)
+        }
     }
 
     /// Protocol options the server did not recognise.

@@ -33,6 +33,11 @@ impl Framer {
         }
     }
 
+    /// Whether bytes that do not complete a message are waiting.
+    pub(crate) fn has_buffered(&self) -> bool {
+        !self.buf.is_empty()
+    }
+
     pub(crate) fn push(&mut self, data: &[u8]) {
         self.buf.extend_from_slice(data);
     }

@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 use framing::{startup_code, Framer, GSSENC_REQUEST, SSL_REQUEST};
@@ -174,10 +174,19 @@ impl FakeServer {
     /// Binds 127.0.0.1 on a free port and plays `script` to the first
     /// connection (later connections are refused). Call from a tokio runtime.
     pub async fn start(script: Script) -> io::Result<FakeServer> {
+        FakeServer::start_sequence(vec![script]).await
+    }
+
+    /// Like [`FakeServer::start`], for several connections in turn: the
+    /// first connection plays the first script, the next one (accepted
+    /// after it ended) the second, and so on; e.g. a session and then its
+    /// cancel request. The transcript holds every connection's messages.
+    pub async fn start_sequence(scripts: Vec<Script>) -> io::Result<FakeServer> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let progress = Arc::new(Mutex::new(Progress::default()));
-        let task = tokio::spawn(play(listener, script.into_steps(), progress.clone()));
+        let scripts = scripts.into_iter().map(Script::into_steps).collect();
+        let task = tokio::spawn(play(listener, scripts, progress.clone()));
         Ok(FakeServer {
             addr,
             task: Some(task),
@@ -260,7 +269,7 @@ impl fmt::Debug for FakeServer {
 
 async fn play(
     listener: TcpListener,
-    steps: Vec<Step>,
+    scripts: Vec<Vec<Step>>,
     progress: Arc<Mutex<Progress>>,
 ) -> Result<Transcript, FakeError> {
     let fail = |kind: FakeErrorKind, progress: &Arc<Mutex<Progress>>| {
@@ -271,31 +280,44 @@ async fn play(
             transcript: p.transcript.clone(),
         }
     };
-    let (stream, _) = listener
-        .accept()
-        .await
-        .map_err(|e| fail(FakeErrorKind::Io(e), &progress))?;
-    // One connection only: later connects are refused.
-    drop(listener);
-    let _ = stream.set_nodelay(true);
-    let mut player = Player {
-        stream: Some(stream),
-        framer: Framer::new(),
-        pending: VecDeque::new(),
-        last_body: Bytes::new(),
-        eof: false,
-        progress: progress.clone(),
-    };
-    for (i, step) in steps.into_iter().enumerate() {
-        progress.lock().unwrap_or_else(|p| p.into_inner()).step = Some((i, format!("{step:?}")));
-        player
-            .run(step)
+    let mut offset = 0;
+    let last = scripts.len().saturating_sub(1);
+    let mut listener = Some(listener);
+    for (n, steps) in scripts.into_iter().enumerate() {
+        let Some(bound) = listener.as_ref() else {
+            break;
+        };
+        let (stream, _) = bound
+            .accept()
             .await
-            .map_err(|kind| fail(kind, &progress))?;
-    }
-    if let Some(mut stream) = player.stream.take() {
-        // FIN rather than RST where possible, so the client sees a clean end.
-        let _ = stream.shutdown().await;
+            .map_err(|e| fail(FakeErrorKind::Io(e), &progress))?;
+        if n == last {
+            // No more scripts: later connects are refused.
+            listener = None;
+        }
+        let _ = stream.set_nodelay(true);
+        let mut player = Player {
+            stream: Some(Box::new(stream)),
+            framer: Framer::new(),
+            pending: VecDeque::new(),
+            last_body: Bytes::new(),
+            eof: false,
+            progress: progress.clone(),
+        };
+        let count = steps.len();
+        for (i, step) in steps.into_iter().enumerate() {
+            progress.lock().unwrap_or_else(|p| p.into_inner()).step =
+                Some((offset + i, format!("{step:?}")));
+            player
+                .run(step)
+                .await
+                .map_err(|kind| fail(kind, &progress))?;
+        }
+        offset += count;
+        if let Some(mut stream) = player.stream.take() {
+            // FIN rather than RST where possible, so the client sees a clean end.
+            let _ = stream.shutdown().await;
+        }
     }
     let transcript = progress
         .lock()
@@ -305,8 +327,12 @@ async fn play(
     Ok(transcript)
 }
 
+/// The connection, plain or TLS.
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
 struct Player {
-    stream: Option<TcpStream>,
+    stream: Option<Box<dyn Io>>,
     framer: Framer,
     /// Messages decoded but not yet consumed by a step.
     pending: VecDeque<(u8, Bytes)>,
@@ -354,6 +380,22 @@ impl Player {
                 if let Some(mut stream) = self.stream.take() {
                     let _ = stream.shutdown().await;
                 }
+                Ok(())
+            }
+            Step::ExpectSslRequest => match self.next().await? {
+                Some((0, body)) if startup_code(&body) == Some(SSL_REQUEST) => Ok(()),
+                got => Err(mismatch("an SSLRequest".into(), got)),
+            },
+            Step::StartTls(config) => {
+                if !self.pending.is_empty() || self.framer.has_buffered() {
+                    return Err(FakeErrorKind::Protocol(
+                        "the client sent bytes before the TLS handshake".into(),
+                    ));
+                }
+                let stream = self.stream.take().ok_or(FakeErrorKind::Closed)?;
+                let acceptor = tokio_rustls::TlsAcceptor::from(config);
+                let tls = acceptor.accept(stream).await.map_err(FakeErrorKind::Io)?;
+                self.stream = Some(Box::new(tls));
                 Ok(())
             }
             Step::ExpectEof => {
@@ -408,8 +450,16 @@ impl Player {
             let stream = self.stream.as_mut().ok_or(FakeErrorKind::Closed)?;
             let n = match stream.read(&mut buf).await {
                 Ok(n) => n,
-                // A client closing with our data unread resets the connection.
-                Err(e) if e.kind() == io::ErrorKind::ConnectionReset => 0,
+                // A client closing with our data unread resets the connection;
+                // over TLS, one closing without close_notify is just as gone.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::ConnectionReset | io::ErrorKind::UnexpectedEof
+                    ) =>
+                {
+                    0
+                }
                 Err(e) => return Err(FakeErrorKind::Io(e)),
             };
             if n == 0 {

@@ -98,6 +98,28 @@ pub fn backend_key_data(pid: i32, key: i32) -> Bytes {
     raw(b'K', &body)
 }
 
+/// BackendKeyData with a key of any length (protocol 3.2 allows 4 to 256
+/// bytes; other lengths make malformed messages for tests).
+pub fn backend_key_data_bytes(pid: i32, key: &[u8]) -> Bytes {
+    let mut body = BytesMut::with_capacity(4 + key.len());
+    body.put_i32(pid);
+    body.put_slice(key);
+    raw(b'K', &body)
+}
+
+/// NegotiateProtocolVersion: the newest 3.x minor version the server
+/// speaks (sent as real servers do, `3 << 16 | minor`) and the `_pq_.`
+/// options it did not recognise.
+pub fn negotiate_protocol_version(newest_minor: i32, unrecognized: &[&str]) -> Bytes {
+    let mut body = BytesMut::new();
+    body.put_i32((3 << 16) | newest_minor);
+    body.put_i32(unrecognized.len() as i32);
+    for option in unrecognized {
+        cstr(&mut body, option);
+    }
+    raw(b'v', &body)
+}
+
 /// ReadyForQuery with transaction status `b'I'`, `b'T'` or `b'E'`.
 pub fn ready_for_query(status: u8) -> Bytes {
     raw(b'Z', &[status])

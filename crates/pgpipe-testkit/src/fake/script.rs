@@ -1,6 +1,7 @@
 //! What the fake server does, step by step.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -30,6 +31,13 @@ pub enum Step {
     /// Expects the client to close, optionally after Terminate (`X`).
     /// A connection reset counts as closing.
     ExpectEof,
+    /// Reads one SSLRequest and answers nothing (follow with
+    /// `Send(b"S")` and [`Step::StartTls`], or `Send(b"N")`).
+    ExpectSslRequest,
+    /// Runs the server side of a TLS handshake on the connection (after an
+    /// accepted SSLRequest, or first thing for direct SSL); every later step
+    /// goes through TLS. Fails the script if the client aborts it.
+    StartTls(Arc<rustls::ServerConfig>),
 }
 
 impl fmt::Debug for Step {
@@ -43,6 +51,8 @@ impl fmt::Debug for Step {
             Step::Sleep(d) => write!(f, "Sleep({d:?})"),
             Step::Close => write!(f, "Close"),
             Step::ExpectEof => write!(f, "ExpectEof"),
+            Step::ExpectSslRequest => write!(f, "ExpectSslRequest"),
+            Step::StartTls(c) => write!(f, "StartTls(alpn {:?})", c.alpn_protocols),
         }
     }
 }
@@ -115,6 +125,16 @@ impl Script {
     /// Appends [`Step::ExpectEof`].
     pub fn expect_eof(self) -> Script {
         self.step(Step::ExpectEof)
+    }
+
+    /// Appends [`Step::ExpectSslRequest`].
+    pub fn expect_ssl_request(self) -> Script {
+        self.step(Step::ExpectSslRequest)
+    }
+
+    /// Appends [`Step::StartTls`].
+    pub fn start_tls(self, config: Arc<rustls::ServerConfig>) -> Script {
+        self.step(Step::StartTls(config))
     }
 
     /// The steps so far.

@@ -20,12 +20,33 @@
 //!   environment or the default applies.
 //! * `client_encoding` may only be UTF-8: pgpipe always talks UTF-8.
 //! * Service files (`service=`, `PGSERVICE`) are not supported.
+//!
+//! Durations accept a unit everywhere (`us`, `ms`, `s`, `min`, `h`, `d`); a
+//! bare number keeps the parameter's documented unit, as libpq reads it:
+//!
+//! | parameter | bare number | with a unit |
+//! | --- | --- | --- |
+//! | `connect_timeout` | seconds (`2`) | `250ms`, `2s` |
+//! | `keepalives_idle` | seconds (`60`) | `1min` |
+//! | `tcp_user_timeout` | milliseconds (`5000`) | `5s` |
+//! | `query_timeout` | milliseconds (`1500`) | `1500ms`, `2s` |
+//! | `pool_acquire_timeout` | milliseconds (`2000`) | `2s` |
+//! | `pool_health_check_after` | milliseconds (`1000`) | `1s` |
+//! | `pool_idle_timeout` | seconds (`600`; 0: never) | `10min` |
+//! | `pool_max_lifetime` | seconds (`1800`; 0: never) | `30min` |
+//!
+//! TLS and authentication settings follow libpq: `sslmode` (default
+//! `prefer`), `sslrootcert` (a file, or `system`), `sslcert`, `sslkey`,
+//! `sslcrl`, `channel_binding`, `sslnegotiation`, `require_auth`,
+//! `min_protocol_version` and `max_protocol_version`; see the crate README
+//! for what each value does.
 
 mod conninfo;
 mod env;
 mod error;
 mod params;
 mod pgpass;
+mod require_auth;
 mod resolve;
 mod url;
 
@@ -40,6 +61,8 @@ use std::time::Duration;
 
 pub use env::{Environment, ProcessEnvironment};
 pub use error::ConfigError;
+pub(crate) use params::parse_duration;
+pub use require_auth::{AuthMethod, RequireAuth};
 pub use resolve::{ResolvedConfig, Target};
 
 /// The host used when none is given anywhere.
@@ -245,6 +268,34 @@ keyword_enum! {
 }
 
 keyword_enum! {
+    /// A frontend/backend protocol version (`min_protocol_version`,
+    /// `max_protocol_version`, as libpq 18 names them).
+    ///
+    /// 3.2 (PostgreSQL 18) brings variable-length cancel keys. Asking an
+    /// older server for it is harmless: it answers NegotiateProtocolVersion
+    /// and the session runs at 3.0, unless `min_protocol_version` forbids.
+    pub enum ProtocolVersion for "protocol_version" {
+        /// Protocol 3.0, every server since PostgreSQL 7.4.
+        V3_0 = "3.0",
+        /// Protocol 3.2, PostgreSQL 18 and later.
+        V3_2 = "3.2",
+        /// The newest version pgpipe speaks (3.2).
+        Latest = "latest",
+    }
+    default = V3_0;
+}
+
+impl ProtocolVersion {
+    /// The minor version number (`Latest` is 2).
+    pub fn minor(&self) -> u16 {
+        match self {
+            ProtocolVersion::V3_0 => 0,
+            ProtocolVersion::V3_2 | ProtocolVersion::Latest => 2,
+        }
+    }
+}
+
+keyword_enum! {
     /// How TLS is negotiated (`sslnegotiation`).
     pub enum SslNegotiation for "sslnegotiation" {
         /// Ask with an `SSLRequest` first, as every server version allows.
@@ -313,6 +364,9 @@ pub struct Config {
     ssl_crl: Option<PathBuf>,
     channel_binding: Option<ChannelBinding>,
     ssl_negotiation: Option<SslNegotiation>,
+    require_auth: Option<RequireAuth>,
+    min_protocol_version: Option<ProtocolVersion>,
+    max_protocol_version: Option<ProtocolVersion>,
 }
 
 impl Default for Config {
@@ -356,6 +410,9 @@ impl Config {
             ssl_crl: None,
             channel_binding: None,
             ssl_negotiation: None,
+            require_auth: None,
+            min_protocol_version: None,
+            max_protocol_version: None,
         }
     }
 
@@ -610,7 +667,26 @@ impl Config {
         self
     }
 
-    /// Sets how TLS is negotiated.
+    /// Sets which authentication methods the server may use
+    /// (`require_auth`); any other request fails before a password is sent.
+    pub fn require_auth(&mut self, methods: RequireAuth) -> &mut Config {
+        self.require_auth = Some(methods);
+        self
+    }
+
+    /// Sets the oldest acceptable protocol version (`min_protocol_version`).
+    pub fn min_protocol_version(&mut self, version: ProtocolVersion) -> &mut Config {
+        self.min_protocol_version = Some(version);
+        self
+    }
+
+    /// Sets the protocol version to ask for (`max_protocol_version`).
+    pub fn max_protocol_version(&mut self, version: ProtocolVersion) -> &mut Config {
+        self.max_protocol_version = Some(version);
+        self
+    }
+
+    /// Sets how TLS is negotiated (`sslnegotiation`).
     pub fn ssl_negotiation(&mut self, mode: SslNegotiation) -> &mut Config {
         self.ssl_negotiation = Some(mode);
         self
@@ -763,6 +839,21 @@ impl Config {
     /// The channel binding mode, if given.
     pub fn get_channel_binding(&self) -> Option<ChannelBinding> {
         self.channel_binding
+    }
+
+    /// The `require_auth` setting, if given.
+    pub fn get_require_auth(&self) -> Option<RequireAuth> {
+        self.require_auth
+    }
+
+    /// The `min_protocol_version`, if given.
+    pub fn get_min_protocol_version(&self) -> Option<ProtocolVersion> {
+        self.min_protocol_version
+    }
+
+    /// The `max_protocol_version`, if given.
+    pub fn get_max_protocol_version(&self) -> Option<ProtocolVersion> {
+        self.max_protocol_version
     }
 
     /// The TLS negotiation mode, if given.

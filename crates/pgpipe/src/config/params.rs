@@ -19,15 +19,12 @@ const UNSUPPORTED: &[&str] = &[
     "gsslib",
     "gssdelegation",
     "requirepeer",
-    "require_auth",
     "sslcompression",
     "sslsni",
     "sslcrldir",
     "sslcertmode",
     "ssl_min_protocol_version",
     "ssl_max_protocol_version",
-    "min_protocol_version",
-    "max_protocol_version",
 ];
 
 /// Sets one connection parameter from its textual value.
@@ -50,19 +47,16 @@ pub(super) fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), C
         "fallback_application_name" => config.fallback_application_name = Some(value.to_owned()),
         "options" => config.options = Some(value.to_owned()),
         "connect_timeout" => config.connect_timeout = Some(parse_seconds(key, value)?),
+        "require_auth" => config.require_auth = Some(value.parse()?),
+        "min_protocol_version" => config.min_protocol_version = Some(value.parse()?),
+        "max_protocol_version" => config.max_protocol_version = Some(value.parse()?),
         "sslmode" => config.ssl_mode = Some(value.parse()?),
         "target_session_attrs" => config.target_session_attrs = Some(value.parse()?),
         "load_balance_hosts" => config.load_balance_hosts = Some(value.parse()?),
         "keepalives" => config.keepalives = parse_bool(key, value)?,
         "keepalives_idle" => config.keepalives_idle = Some(parse_seconds(key, value)?),
-        "tcp_user_timeout" => {
-            let ms = parse_unsigned(key, value)?;
-            config.tcp_user_timeout = Some(Duration::from_millis(ms));
-        }
-        "query_timeout" => {
-            let ms = parse_unsigned(key, value)?;
-            config.query_timeout = Some(Duration::from_millis(ms));
-        }
+        "tcp_user_timeout" => config.tcp_user_timeout = Some(parse_millis(key, value)?),
+        "query_timeout" => config.query_timeout = Some(parse_millis(key, value)?),
         "passfile" => config.passfile = Some(PathBuf::from(value)),
         "client_encoding" => check_client_encoding(value)?,
         "sslcert" => config.ssl_cert = Some(PathBuf::from(value)),
@@ -101,6 +95,9 @@ fn unset(config: &mut Config, key: &str) -> Result<(), ConfigError> {
         "fallback_application_name" => config.fallback_application_name = None,
         "options" => config.options = None,
         "connect_timeout" => config.connect_timeout = None,
+        "require_auth" => config.require_auth = None,
+        "min_protocol_version" => config.min_protocol_version = None,
+        "max_protocol_version" => config.max_protocol_version = None,
         "sslmode" => config.ssl_mode = None,
         "target_session_attrs" => config.target_session_attrs = None,
         "load_balance_hosts" => config.load_balance_hosts = None,
@@ -210,8 +207,54 @@ fn parse_unsigned(key: &str, value: &str) -> Result<u64, ConfigError> {
         .map_err(|_| invalid_number(key, value, "a smaller integer"))
 }
 
+/// A duration whose bare number is in seconds (`connect_timeout=2`), as
+/// libpq documents; with a unit (`250ms`, `2s`, `5min`) the unit wins.
 pub(super) fn parse_seconds(key: &str, value: &str) -> Result<Duration, ConfigError> {
-    parse_unsigned(key, value).map(Duration::from_secs)
+    parse_duration(key, value, Duration::from_secs(1))
+}
+
+/// A duration whose bare number is in milliseconds (`query_timeout=250`).
+pub(super) fn parse_millis(key: &str, value: &str) -> Result<Duration, ConfigError> {
+    parse_duration(key, value, Duration::from_millis(1))
+}
+
+/// Parses a non-negative duration: a bare integer counts `bare_unit`s (the
+/// parameter's documented unit, kept for libpq compatibility); an integer
+/// followed by a unit, PostgreSQL's spellings `us`, `ms`, `s`, `min`, `h`,
+/// `d`, says what it means, so `pool_acquire_timeout=2s` cannot be misread
+/// as 2 ms.
+pub(crate) fn parse_duration(
+    key: &str,
+    value: &str,
+    bare_unit: Duration,
+) -> Result<Duration, ConfigError> {
+    let trimmed = value.trim();
+    let digits_end = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(digits_end);
+    let expected = "a non-negative integer, optionally with a unit (us, ms, s, min, h, d), \
+                    such as 250ms, 2s or 5min";
+    if number.is_empty() {
+        return Err(invalid_number(key, value, expected));
+    }
+    let n: u64 = number
+        .parse()
+        .map_err(|_| invalid_number(key, value, "a smaller number"))?;
+    let unit = match unit.trim() {
+        "" => bare_unit,
+        "us" => Duration::from_micros(1),
+        "ms" => Duration::from_millis(1),
+        "s" => Duration::from_secs(1),
+        "min" => Duration::from_secs(60),
+        "h" => Duration::from_secs(3600),
+        "d" => Duration::from_secs(86_400),
+        _ => return Err(invalid_number(key, value, expected)),
+    };
+    u32::try_from(n)
+        .ok()
+        .and_then(|n| unit.checked_mul(n))
+        .ok_or_else(|| invalid_number(key, value, "a shorter duration"))
 }
 
 fn parse_usize(key: &str, value: &str) -> Result<usize, ConfigError> {

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use super::{
     params, pgpass, ChannelBinding, Config, ConfigError, Environment, Host, LoadBalanceHosts,
-    QueryMode, Redacted, SslMode, SslNegotiation, TargetSessionAttrs, DEFAULT_HOST, DEFAULT_PORT,
+    ProtocolVersion, QueryMode, Redacted, RequireAuth, SslMode, SslNegotiation, TargetSessionAttrs,
+    DEFAULT_HOST, DEFAULT_PORT,
 };
 
 /// The bound on a connection attempt when none is configured.
@@ -110,6 +111,12 @@ pub struct ResolvedConfig {
     pub channel_binding: ChannelBinding,
     /// How TLS is negotiated.
     pub ssl_negotiation: SslNegotiation,
+    /// Which authentication methods the server may use (`require_auth`).
+    pub require_auth: RequireAuth,
+    /// The oldest protocol version accepted (`min_protocol_version`).
+    pub min_protocol_version: ProtocolVersion,
+    /// The protocol version asked for (`max_protocol_version`).
+    pub max_protocol_version: ProtocolVersion,
 }
 
 impl fmt::Debug for ResolvedConfig {
@@ -143,6 +150,9 @@ impl fmt::Debug for ResolvedConfig {
             .field("ssl_crl", &self.ssl_crl)
             .field("channel_binding", &self.channel_binding)
             .field("ssl_negotiation", &self.ssl_negotiation)
+            .field("require_auth", &self.require_auth)
+            .field("min_protocol_version", &self.min_protocol_version)
+            .field("max_protocol_version", &self.max_protocol_version)
             .finish()
     }
 }
@@ -229,9 +239,7 @@ pub(super) fn resolve(
             params::parse_seconds("connect_timeout", v)
         })?
         .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
-    let ssl_mode = vars
-        .or_parse(config.ssl_mode, "PGSSLMODE", str::parse)?
-        .unwrap_or_default();
+    let explicit_ssl_mode = vars.or_parse(config.ssl_mode, "PGSSLMODE", str::parse)?;
     let target_session_attrs = vars
         .or_parse(
             config.target_session_attrs,
@@ -258,6 +266,40 @@ pub(super) fn resolve(
     let ssl_key = path_var(&config.ssl_key, "PGSSLKEY");
     let ssl_root_cert = path_var(&config.ssl_root_cert, "PGSSLROOTCERT");
     let ssl_crl = path_var(&config.ssl_crl, "PGSSLCRL");
+    let ssl_mode = effective_ssl_mode(explicit_ssl_mode, ssl_root_cert.as_deref())?;
+    if channel_binding == ChannelBinding::Require && ssl_mode == SslMode::Disable {
+        return Err(ConfigError::new(
+            "channel_binding",
+            "channel_binding=require needs TLS, but sslmode=disable forbids it",
+        ));
+    }
+    let require_auth = vars
+        .or_parse(config.require_auth, "PGREQUIREAUTH", str::parse)?
+        .unwrap_or_default();
+    let min_protocol_version = vars
+        .or_parse(
+            config.min_protocol_version,
+            "PGMINPROTOCOLVERSION",
+            str::parse,
+        )?
+        .unwrap_or_default();
+    let max_protocol_version = vars
+        .or_parse(
+            config.max_protocol_version,
+            "PGMAXPROTOCOLVERSION",
+            str::parse,
+        )?
+        // libpq 18: asking for a minimum above 3.0 raises the default maximum.
+        .unwrap_or(min_protocol_version);
+    if min_protocol_version.minor() > max_protocol_version.minor() {
+        return Err(ConfigError::new(
+            "min_protocol_version",
+            format!(
+                "min_protocol_version {min_protocol_version} is greater than \
+                 max_protocol_version {max_protocol_version}"
+            ),
+        ));
+    }
 
     if ssl_negotiation == SslNegotiation::Direct
         && matches!(
@@ -372,7 +414,31 @@ pub(super) fn resolve(
         ssl_crl,
         channel_binding,
         ssl_negotiation,
+        require_auth,
+        min_protocol_version,
+        max_protocol_version,
     })
+}
+
+/// `sslrootcert=system` means "verify against the system's trusted roots",
+/// which only makes sense with host name checks: as in libpq 16, it makes
+/// verify-full the default and refuses any weaker explicit mode.
+fn effective_ssl_mode(
+    explicit: Option<SslMode>,
+    root_cert: Option<&std::path::Path>,
+) -> Result<SslMode, ConfigError> {
+    let system = root_cert.is_some_and(|p| p.as_os_str() == "system");
+    match explicit {
+        None if system => Ok(SslMode::VerifyFull),
+        Some(mode) if system && mode != SslMode::VerifyFull => Err(ConfigError::new(
+            "sslrootcert",
+            format!(
+                "weak sslmode \"{mode}\" may not be used with sslrootcert=system \
+                 (use \"verify-full\")"
+            ),
+        )),
+        other => Ok(other.unwrap_or_default()),
+    }
 }
 
 /// Checks that the host, address and port lists line up, and returns how

@@ -834,7 +834,7 @@ fn resolve_env_fills_unset_fields_only() {
 
     let c = parse(
         "host=cfghost port=7000 user=cfguser dbname=cfgdb application_name=cfgapp \
-         options=-cy=2 connect_timeout=4 sslmode=disable target_session_attrs=primary \
+         options=-cy=2 connect_timeout=4 sslmode=allow target_session_attrs=primary \
          load_balance_hosts=disable sslcert=/c channel_binding=require sslnegotiation=postgres",
     );
     let r = resolve(&c, &env);
@@ -845,7 +845,7 @@ fn resolve_env_fills_unset_fields_only() {
     assert_eq!(r.application_name.as_deref(), Some("cfgapp"));
     assert_eq!(r.options.as_deref(), Some("-cy=2"));
     assert_eq!(r.connect_timeout, Some(Duration::from_secs(4)));
-    assert_eq!(r.ssl_mode, SslMode::Disable);
+    assert_eq!(r.ssl_mode, SslMode::Allow);
     assert_eq!(r.target_session_attrs, TargetSessionAttrs::Primary);
     assert_eq!(r.load_balance_hosts, LoadBalanceHosts::Disable);
     assert_eq!(r.ssl_cert.as_deref(), Some(Path::new("/c")));
@@ -1373,4 +1373,94 @@ proptest! {
         let expected = (!value.is_empty()).then_some(value.as_str());
         prop_assert_eq!(config.get_application_name(), expected);
     }
+}
+
+// ------------------------------------------------------------ security settings
+
+#[test]
+fn durations_take_units_and_bare_numbers_keep_their_unit() {
+    let c = parse(
+        "postgres://h/db?connect_timeout=250ms&keepalives_idle=5min&tcp_user_timeout=2s\
+         &query_timeout=1500",
+    );
+    assert_eq!(c.get_connect_timeout(), Some(Duration::from_millis(250)));
+    assert_eq!(c.get_keepalives_idle(), Some(Duration::from_secs(300)));
+    assert_eq!(c.get_tcp_user_timeout(), Some(Duration::from_secs(2)));
+    // Bare numbers: connect_timeout in s, query_timeout in ms (libpq's and
+    // the documented units).
+    assert_eq!(c.get_query_timeout(), Some(Duration::from_millis(1500)));
+    let c = parse("host=h connect_timeout=2 query_timeout=1h");
+    assert_eq!(c.get_connect_timeout(), Some(Duration::from_secs(2)));
+    assert_eq!(c.get_query_timeout(), Some(Duration::from_secs(3600)));
+    for bad in ["2 sec", "ms", "-1s", "1.5s", "99999999999999999999"] {
+        let e = parse_err(&format!("host=h connect_timeout='{bad}'"));
+        assert!(e.to_string().contains("connect_timeout"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn security_keys_parse_and_resolve() {
+    let c = parse(
+        "postgres://h/db?require_auth=!password,!md5&min_protocol_version=3.0\
+         &max_protocol_version=latest",
+    );
+    let r = resolve(&c, &FakeEnv::new().var("USER", "u"));
+    assert!(!r.require_auth.allows(AuthMethod::Md5));
+    assert!(r.require_auth.allows(AuthMethod::ScramSha256));
+    assert_eq!(r.min_protocol_version, ProtocolVersion::V3_0);
+    assert_eq!(r.max_protocol_version, ProtocolVersion::Latest);
+    // Defaults: everything allowed, protocol 3.0.
+    let r = resolve(&parse("host=h"), &FakeEnv::new().var("USER", "u"));
+    assert!(r.require_auth.is_any());
+    assert_eq!(r.max_protocol_version, ProtocolVersion::V3_0);
+    // From the environment, as libpq names the variables.
+    let env = FakeEnv::new()
+        .var("USER", "u")
+        .var("PGREQUIREAUTH", "scram-sha-256")
+        .var("PGMINPROTOCOLVERSION", "3.2");
+    let r = resolve(&parse("host=h"), &env);
+    assert!(!r.require_auth.allows(AuthMethod::None));
+    // min 3.2 raises the default max with it.
+    assert_eq!(r.max_protocol_version.minor(), 2);
+    let e = resolve_err(
+        &parse("host=h min_protocol_version=3.2 max_protocol_version=3.0"),
+        &FakeEnv::new().var("USER", "u"),
+    );
+    assert!(e.to_string().contains("greater than"), "{e}");
+    let e = parse_err("host=h require_auth=md5,!password");
+    assert!(e.to_string().contains("cannot be mixed"), "{e}");
+}
+
+#[test]
+fn sslrootcert_system_means_verify_full() {
+    let env = FakeEnv::new().var("USER", "u");
+    let r = resolve(&parse("host=h sslrootcert=system"), &env);
+    assert_eq!(r.ssl_mode, SslMode::VerifyFull);
+    let r = resolve(
+        &parse("host=h sslrootcert=system sslmode=verify-full"),
+        &env,
+    );
+    assert_eq!(r.ssl_mode, SslMode::VerifyFull);
+    for weak in ["disable", "allow", "prefer", "require", "verify-ca"] {
+        let e = resolve_err(
+            &parse(&format!("host=h sslrootcert=system sslmode={weak}")),
+            &env,
+        );
+        assert!(
+            e.to_string().contains(&format!("weak sslmode \"{weak}\"")),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn channel_binding_require_needs_tls() {
+    let env = FakeEnv::new().var("USER", "u");
+    let e = resolve_err(
+        &parse("host=h sslmode=disable channel_binding=require"),
+        &env,
+    );
+    assert_eq!(e.part(), "channel_binding");
+    let r = resolve(&parse("host=h channel_binding=require"), &env);
+    assert_eq!(r.channel_binding, ChannelBinding::Require);
 }

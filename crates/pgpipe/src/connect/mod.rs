@@ -2,7 +2,13 @@
 //! authentication, multi-host and `target_session_attrs`.
 
 mod open;
+mod require_auth;
+pub(crate) mod sslmode;
 mod startup;
+#[cfg(feature = "tls")]
+pub(crate) mod tls;
+#[cfg(feature = "tls")]
+mod x509;
 
 pub use open::{connect, connect_with_driver};
 pub(crate) use startup::{handshake, message_name};

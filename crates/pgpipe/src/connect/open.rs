@@ -8,14 +8,15 @@ use pgpipe_proto::frontend::Encoder;
 use tokio::net::{TcpStream, UnixStream};
 
 use crate::config::{
-    Config, Host, LoadBalanceHosts, ProcessEnvironment, QueryMode, ResolvedConfig, SslMode, Target,
+    Config, Host, LoadBalanceHosts, ProcessEnvironment, QueryMode, ResolvedConfig, Target,
     TargetSessionAttrs,
 };
 use crate::connect::handshake;
-use crate::driver::CancelToken;
+use crate::connect::sslmode::{self, AttemptFailure, Transport};
 use crate::driver::Connection;
 use crate::driver::Shared;
 use crate::driver::Socket;
+use crate::driver::{CancelTls, CancelToken};
 use crate::error::ErrorKind;
 use crate::{Client, Error, SimpleQueryMessage};
 
@@ -174,19 +175,6 @@ fn shuffle<T>(items: &mut [T]) {
 }
 
 fn check_supported(config: &ResolvedConfig) -> Result<(), Error> {
-    if matches!(
-        config.ssl_mode,
-        SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull
-    ) {
-        return Err(Error::new(
-            ErrorKind::Config,
-            format!(
-                "sslmode={:?} needs TLS, which this version of pgpipe does not support yet; \
-                 use sslmode=disable or prefer",
-                config.ssl_mode
-            ),
-        ));
-    }
     if config.query_mode == QueryMode::Simple {
         return Err(Error::new(
             ErrorKind::Config,
@@ -209,51 +197,219 @@ async fn connect_target(
     target: &Target,
 ) -> Result<(Client, Connection), Error> {
     let where_ = describe(target);
-    let attempt = async {
-        let mut socket = open_socket(config, target).await?;
-        let encoder = Encoder::default();
-        let decoder = Decoder::new(config.max_message_size);
-        let session = handshake(
-            &mut socket,
-            config,
-            target.password.as_deref(),
-            encoder,
-            decoder,
-        )
-        .await?;
-        // Unnamed mode never creates a named statement: no cache at all.
-        let cache_capacity = match config.query_mode {
-            QueryMode::Unnamed => 0,
-            _ => config.statement_cache_capacity,
-        };
-        let cancel = CancelToken {
-            host: target.host.clone(),
-            port: target.port,
-            process_id: session.process_id,
-            secret_key: session.secret_key,
-            timeout: config.connect_timeout,
-        };
-        let shared = Arc::new(Shared::new(
-            cache_capacity,
-            encoder,
-            cancel,
-            config.query_timeout,
-            session.parameters,
-        ));
-        let connection = Connection::new(socket, shared.clone(), decoder, session.leftover);
-        Ok::<_, Error>((Client::new(shared), connection))
-    };
-    let result = match config.connect_timeout {
+    let unix = matches!(target.host, Host::Unix(_));
+    let plan = sslmode::plan(config.ssl_mode, config.ssl_negotiation, unix);
+    let mut result = Err(Error::new(ErrorKind::Connect, "no connection attempt"));
+    for (i, transport) in plan.iter().enumerate() {
+        tracing::debug!(
+            "connecting to {where_}: sslmode={}, attempt {} of {}: {transport:?}",
+            config.ssl_mode,
+            i + 1,
+            plan.len()
+        );
+        match bounded_attempt(config, target, *transport).await {
+            Ok(pair) => return Ok(pair),
+            Err(failure) => {
+                let retry = i + 1 < plan.len() && sslmode::retry_next(config.ssl_mode, &failure);
+                if retry {
+                    tracing::debug!(
+                        "sslmode={}: retrying {where_} with {:?} after: {}",
+                        config.ssl_mode,
+                        plan[i + 1],
+                        failure.error
+                    );
+                    continue;
+                }
+                result = Err(failure.error);
+                break;
+            }
+        }
+    }
+    result.map_err(|e| e.context(format!("could not connect to {where_}")))
+}
+
+/// One attempt, bounded by `connect_timeout`.
+async fn bounded_attempt(
+    config: &ResolvedConfig,
+    target: &Target,
+    transport: Transport,
+) -> Result<(Client, Connection), AttemptFailure> {
+    let attempt = attempt(config, target, transport);
+    match config.connect_timeout {
         Some(limit) if !limit.is_zero() => match tokio::time::timeout(limit, attempt).await {
             Ok(r) => r,
-            Err(_) => Err(Error::new(
-                ErrorKind::Timeout,
-                format!("connecting timed out after {limit:?} (connect_timeout)"),
+            Err(_) => Err(AttemptFailure::other(
+                Error::new(
+                    ErrorKind::Timeout,
+                    format!("connecting timed out after {limit:?} (connect_timeout)"),
+                ),
+                false,
             )),
         },
         _ => attempt.await,
+    }
+}
+
+async fn attempt(
+    config: &ResolvedConfig,
+    target: &Target,
+    transport: Transport,
+) -> Result<(Client, Connection), AttemptFailure> {
+    let (mut socket, tls) = open_transport(config, target, transport).await?;
+    let tls_used = socket.is_tls();
+    let encoder = Encoder::default();
+    let decoder = Decoder::new(config.max_message_size);
+    let session = handshake(
+        &mut socket,
+        config,
+        target.password.as_deref(),
+        encoder,
+        decoder,
+    )
+    .await
+    .map_err(|e| AttemptFailure::other(e, tls_used))?;
+    // Unnamed mode never creates a named statement: no cache at all.
+    let cache_capacity = match config.query_mode {
+        QueryMode::Unnamed => 0,
+        _ => config.statement_cache_capacity,
     };
-    result.map_err(|e| e.context(format!("could not connect to {where_}")))
+    let cancel = CancelToken {
+        host: target.host.clone(),
+        port: target.port,
+        process_id: session.process_id,
+        secret_key: session.secret_key,
+        timeout: config.connect_timeout,
+        tls: tls.filter(|_| tls_used),
+    };
+    let shared = Arc::new(Shared::new(
+        cache_capacity,
+        encoder,
+        cancel,
+        config.query_timeout,
+        session.parameters,
+    ));
+    let connection = Connection::new(socket, shared.clone(), decoder, session.leftover);
+    Ok((Client::new(shared), connection))
+}
+
+/// Connects and sets up the transport the attempt asks for.
+async fn open_transport(
+    config: &ResolvedConfig,
+    target: &Target,
+    transport: Transport,
+) -> Result<(Socket, Option<CancelTls>), AttemptFailure> {
+    let plain_failure = |e| AttemptFailure::other(e, false);
+    let socket = open_socket(config, target).await.map_err(plain_failure)?;
+    let tcp = match (socket, transport) {
+        (socket, Transport::Plain) | (socket @ Socket::Unix(_), _) => return Ok((socket, None)),
+        (Socket::Tcp(tcp), _) => tcp,
+        #[cfg(feature = "tls")]
+        (Socket::Tls(_), _) => {
+            return Err(plain_failure(Error::protocol(
+                "TLS socket before negotiation",
+            )))
+        }
+    };
+    start_tls(config, target, transport, tcp).await
+}
+
+#[cfg(feature = "tls")]
+async fn start_tls(
+    config: &ResolvedConfig,
+    target: &Target,
+    transport: Transport,
+    mut tcp: TcpStream,
+) -> Result<(Socket, Option<CancelTls>), AttemptFailure> {
+    use crate::connect::sslmode::{ssl_request, SslAnswer};
+    use crate::connect::tls::TlsSetup;
+    let plain_failure = |e| AttemptFailure::other(e, false);
+    let host = verification_host(target);
+    let setup = TlsSetup::new(config, &host).map_err(plain_failure)?;
+    let direct = transport == Transport::Direct;
+    if let Transport::SslRequest { fallback_plain } = transport {
+        match ssl_request(&mut tcp).await.map_err(plain_failure)? {
+            SslAnswer::Accepted => {}
+            SslAnswer::Refused if fallback_plain => {
+                tracing::debug!(
+                    "sslmode={}: the server refused TLS; continuing without it",
+                    config.ssl_mode
+                );
+                return Ok((Socket::Tcp(tcp), None));
+            }
+            SslAnswer::Refused => {
+                return Err(plain_failure(Error::new(
+                    ErrorKind::Tls,
+                    format!(
+                        "server does not support TLS, but sslmode={} requires it",
+                        config.ssl_mode
+                    ),
+                )))
+            }
+        }
+    }
+    let stream = setup
+        .handshake(tcp, direct)
+        .await
+        .map_err(|error| AttemptFailure {
+            error,
+            tls_used: true,
+            tls_failed: true,
+            server_refused: false,
+        })?;
+    tracing::debug!(
+        "TLS established ({:?}, {:?})",
+        stream.get_ref().1.protocol_version(),
+        stream
+            .get_ref()
+            .1
+            .negotiated_cipher_suite()
+            .map(|s| s.suite())
+    );
+    let cancel = CancelTls {
+        setup: Arc::new(setup),
+        direct,
+        ssl_mode: config.ssl_mode,
+    };
+    Ok((Socket::Tls(Box::new(stream)), Some(cancel)))
+}
+
+#[cfg(not(feature = "tls"))]
+async fn start_tls(
+    config: &ResolvedConfig,
+    _target: &Target,
+    transport: Transport,
+    mut tcp: TcpStream,
+) -> Result<(Socket, Option<CancelTls>), AttemptFailure> {
+    // Without the `tls` feature only prefer can proceed: ask, and go on
+    // plain if the server says no (a yes cannot be honoured).
+    let plain_failure = |e| AttemptFailure::other(e, false);
+    if let Transport::SslRequest {
+        fallback_plain: true,
+    } = transport
+    {
+        use crate::connect::sslmode::{ssl_request, SslAnswer};
+        if ssl_request(&mut tcp).await.map_err(plain_failure)? == SslAnswer::Refused {
+            return Ok((Socket::Tcp(tcp), None));
+        }
+    }
+    Err(plain_failure(Error::new(
+        ErrorKind::Config,
+        format!(
+            "sslmode={} needs TLS, but pgpipe was built without its `tls` feature",
+            config.ssl_mode
+        ),
+    )))
+}
+
+/// The name verify-full checks: the host name given alongside a
+/// `hostaddr`, else the host itself.
+#[cfg(feature = "tls")]
+fn verification_host(target: &Target) -> String {
+    match (&target.host_name, &target.host) {
+        (Some(name), _) => name.clone(),
+        (None, Host::Tcp(host)) => host.clone(),
+        (None, Host::Unix(dir)) => dir.display().to_string(),
+    }
 }
 
 async fn open_socket(config: &ResolvedConfig, target: &Target) -> Result<Socket, Error> {

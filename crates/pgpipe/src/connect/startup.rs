@@ -3,13 +3,14 @@
 
 use std::collections::HashMap;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use pgpipe_proto::auth::{md5, scram};
 use pgpipe_proto::backend::{Decoder, Message};
 use pgpipe_proto::frontend::Encoder;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::config::ResolvedConfig;
+use crate::config::{AuthMethod, ChannelBinding, ResolvedConfig};
+use crate::connect::require_auth;
 use crate::driver::Socket;
 use crate::error::{DbError, ErrorKind};
 use crate::Error;
@@ -17,7 +18,8 @@ use crate::Error;
 /// What the handshake learned about the session.
 pub(crate) struct Session {
     pub(crate) process_id: i32,
-    pub(crate) secret_key: i32,
+    /// `None` when the server sent no BackendKeyData.
+    pub(crate) secret_key: Option<Bytes>,
     pub(crate) parameters: HashMap<String, String>,
     /// Bytes read past the handshake (normally none).
     pub(crate) leftover: BytesMut,
@@ -99,18 +101,20 @@ pub(crate) async fn handshake(
     for (k, v) in &config.params {
         params.push((k, v));
     }
+    let version = (3 << 16) | i32::from(config.max_protocol_version.minor());
     encoder
-        .startup(&params, &mut framed.write_buf)
+        .startup_version(version, &params, &mut framed.write_buf)
         .map_err(|e| {
             Error::new(ErrorKind::Config, "encoding the startup message").with_source(e)
         })?;
     framed.send().await?;
 
-    authenticate(&mut framed, config, password, encoder).await?;
+    let channel = framed.socket.tls_server_end_point();
+    authenticate(&mut framed, config, password, encoder, channel).await?;
 
     let mut session = Session {
         process_id: 0,
-        secret_key: 0,
+        secret_key: None,
         parameters: HashMap::new(),
         leftover: BytesMut::new(),
     };
@@ -121,7 +125,7 @@ pub(crate) async fn handshake(
                 secret_key,
             } => {
                 session.process_id = process_id;
-                session.secret_key = secret_key;
+                session.secret_key = Some(secret_key);
             }
             Message::ParameterStatus(p) => {
                 session
@@ -154,6 +158,7 @@ async fn authenticate(
     config: &ResolvedConfig,
     password: Option<&[u8]>,
     encoder: Encoder,
+    channel: Option<Option<Vec<u8>>>,
 ) -> Result<(), Error> {
     let need_password = || {
         password.ok_or_else(|| {
@@ -169,15 +174,22 @@ async fn authenticate(
     };
     let encode_err =
         |e| Error::new(ErrorKind::Auth, "encoding the password message").with_source(e);
-    match framed.recv().await? {
-        Message::AuthenticationOk => return Ok(()),
+    let mut request = framed.recv().await?;
+    if let Message::NegotiateProtocolVersion(negotiated) = &request {
+        check_negotiated(config, negotiated)?;
+        request = framed.recv().await?;
+    }
+    match request {
+        Message::AuthenticationOk => return require_auth::check(config, AuthMethod::None),
         Message::AuthenticationCleartextPassword => {
+            require_auth::check(config, AuthMethod::Password)?;
             encoder
                 .password(need_password()?, &mut framed.write_buf)
                 .map_err(encode_err)?;
             framed.send().await?;
         }
         Message::AuthenticationMd5Password { salt } => {
+            require_auth::check(config, AuthMethod::Md5)?;
             let hash = md5::password_hash(config.user.as_bytes(), need_password()?, salt);
             encoder
                 .password(hash.as_bytes(), &mut framed.write_buf)
@@ -185,25 +197,29 @@ async fn authenticate(
             framed.send().await?;
         }
         Message::AuthenticationSasl(mechanisms) => {
-            if !mechanisms.iter().any(|m| m == scram::SCRAM_SHA_256) {
-                let offered: Vec<_> = mechanisms.iter().collect();
-                return Err(Error::new(
-                    ErrorKind::Auth,
-                    format!("the server offers SASL mechanisms {offered:?}; pgpipe supports SCRAM-SHA-256"),
-                ));
-            }
-            scram_exchange(framed, need_password()?, config.scram_max_iterations, encoder).await?;
+            require_auth::check(config, AuthMethod::ScramSha256)?;
+            let offered: Vec<&str> = mechanisms.iter().collect();
+            let binding = choose_binding(config, &offered, channel)?;
+            scram_exchange(
+                framed,
+                need_password()?,
+                config.scram_max_iterations,
+                encoder,
+                binding,
+            )
+            .await?;
         }
         Message::ErrorResponse(fields) => return Err(server_error(&fields, ErrorKind::Connect)),
-        Message::AuthenticationKerberosV5
-        | Message::AuthenticationScmCredential
-        | Message::AuthenticationGss
-        | Message::AuthenticationSspi
-        | Message::AuthenticationGssContinue(_) => {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                "the server asks for Kerberos/GSSAPI/SSPI/SCM authentication, which pgpipe does not support",
-            ))
+        Message::AuthenticationGss | Message::AuthenticationGssContinue(_) => {
+            require_auth::check(config, AuthMethod::Gss)?;
+            return Err(unsupported_method());
+        }
+        Message::AuthenticationSspi => {
+            require_auth::check(config, AuthMethod::Sspi)?;
+            return Err(unsupported_method());
+        }
+        Message::AuthenticationKerberosV5 | Message::AuthenticationScmCredential => {
+            return Err(unsupported_method())
         }
         other => {
             return Err(Error::protocol(format!(
@@ -222,18 +238,131 @@ async fn authenticate(
     }
 }
 
+fn unsupported_method() -> Error {
+    Error::new(
+        ErrorKind::Unsupported,
+        "the server asks for Kerberos/GSSAPI/SSPI/SCM authentication, which pgpipe does not support",
+    )
+}
+
+/// The server answered our protocol request with the newest minor version
+/// it speaks (a server older than 18 answers 3.2 this way): go on at that
+/// version unless `min_protocol_version` forbids.
+fn check_negotiated(
+    config: &ResolvedConfig,
+    negotiated: &pgpipe_proto::backend::NegotiateProtocolVersion,
+) -> Result<(), Error> {
+    let asked = config.max_protocol_version.minor();
+    let (major, newest) = negotiated.newest_version();
+    if let Some(option) = negotiated.unrecognized_options().next() {
+        return Err(Error::protocol(format!(
+            "the server did not recognize protocol option \"{option}\", which pgpipe never sends"
+        )));
+    }
+    if major != 3 || newest >= asked {
+        return Err(Error::protocol(format!(
+            "NegotiateProtocolVersion offers {major}.{newest} in answer to a request for 3.{asked}"
+        )));
+    }
+    let min = config.min_protocol_version.minor();
+    if newest < min {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            format!(
+                "the server supports protocol 3.{newest} at most, but min_protocol_version is {}",
+                config.min_protocol_version
+            ),
+        ));
+    }
+    tracing::debug!(
+        "the server speaks protocol 3.{newest}, not 3.{asked}: continuing at 3.{newest}"
+    );
+    Ok(())
+}
+
+/// libpq's choice of SCRAM mechanism and GS2 flag:
+///
+/// * TLS in use, binding not disabled, server offers SCRAM-SHA-256-PLUS:
+///   bind to the certificate (`p=tls-server-end-point`).
+/// * Otherwise plain SCRAM-SHA-256, flag `y` over TLS (we could bind but
+///   the server did not offer it: lets the server detect a stripped PLUS)
+///   and `n` without TLS or with binding disabled.
+/// * `channel_binding=require` accepts only the first; a server offering
+///   PLUS without TLS is refused (nothing to bind: a downgrade attempt).
+fn choose_binding(
+    config: &ResolvedConfig,
+    offered: &[&str],
+    channel: Option<Option<Vec<u8>>>,
+) -> Result<scram::ChannelBinding, Error> {
+    let plus = offered.contains(&scram::SCRAM_SHA_256_PLUS);
+    let plain = offered.contains(&scram::SCRAM_SHA_256);
+    let require = config.channel_binding == ChannelBinding::Require;
+    let disabled = config.channel_binding == ChannelBinding::Disable;
+    let auth_err = |msg: String| Error::new(ErrorKind::Auth, msg);
+    match channel {
+        None if plus => {
+            return Err(auth_err(
+                "server offered SCRAM-SHA-256-PLUS authentication over a non-TLS connection".into(),
+            ))
+        }
+        None if require => {
+            return Err(auth_err(
+                "channel binding required, but TLS is not in use (channel_binding=require)".into(),
+            ))
+        }
+        Some(Some(hash)) if plus && !disabled => {
+            return Ok(scram::ChannelBinding::TlsServerEndPoint(hash))
+        }
+        Some(None) if plus && require => {
+            return Err(auth_err(
+                "channel binding required, but the server certificate's signature algorithm \
+                 (such as Ed25519) defines no hash for tls-server-end-point"
+                    .into(),
+            ))
+        }
+        _ if require => {
+            return Err(auth_err(format!(
+                "channel binding required, but the server offered no mechanism supporting it \
+                 (offered: {offered:?})"
+            )))
+        }
+        _ => {}
+    }
+    if !plain {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            format!(
+                "the server offers SASL mechanisms {offered:?}; pgpipe supports SCRAM-SHA-256 \
+                 and SCRAM-SHA-256-PLUS"
+            ),
+        ));
+    }
+    Ok(match channel {
+        // TLS without a usable certificate hash: claim no binding support,
+        // or a server that offered PLUS would (rightly) suspect a downgrade.
+        Some(Some(_)) if !disabled && !plus => scram::ChannelBinding::Unrequested,
+        _ => scram::ChannelBinding::Unsupported,
+    })
+}
+
 async fn scram_exchange(
     framed: &mut Framed<'_>,
     password: &[u8],
     max_iterations: u32,
     encoder: Encoder,
+    binding: scram::ChannelBinding,
 ) -> Result<(), Error> {
+    let mut scram = scram::ScramSha256::new(password, binding).max_iterations(max_iterations);
+    let mechanism = scram.mechanism();
+    tracing::debug!("authenticating with {mechanism}");
     let auth_err = |e: scram::ScramError| {
-        Error::new(ErrorKind::Auth, "SCRAM-SHA-256 authentication failed").with_source(e)
+        Error::new(
+            ErrorKind::Auth,
+            format!("{mechanism} authentication failed"),
+        )
+        .with_source(e)
     };
     let encode_err = |e| Error::new(ErrorKind::Auth, "encoding a SASL message").with_source(e);
-    let mut scram = scram::ScramSha256::new(password, scram::ChannelBinding::Unsupported)
-        .max_iterations(max_iterations);
     encoder
         .sasl_initial_response(scram.mechanism(), scram.message(), &mut framed.write_buf)
         .map_err(encode_err)?;

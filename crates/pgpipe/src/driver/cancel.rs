@@ -1,14 +1,18 @@
 //! Cancelling a running query: CancelRequest on a new connection to the same
-//! server, and client-side query timeouts built on it.
+//! server (over TLS when the connection used it, as libpq 17 does), and
+//! client-side query timeouts built on it.
 
 use std::time::Duration;
 
-use bytes::BytesMut;
+#[cfg(feature = "tls")]
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
 use pgpipe_proto::frontend;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixStream};
 
-use crate::config::Host;
+use crate::config::{Host, SslMode};
 use crate::error::ErrorKind;
 use crate::Error;
 
@@ -40,8 +44,30 @@ pub struct CancelToken {
     pub(crate) host: Host,
     pub(crate) port: u16,
     pub(crate) process_id: i32,
-    pub(crate) secret_key: i32,
+    /// The key from BackendKeyData: 4 bytes (protocol 3.0) to 256 (3.2);
+    /// `None` when the server sent none (cancelling is then impossible).
+    pub(crate) secret_key: Option<Bytes>,
     pub(crate) timeout: Option<Duration>,
+    /// How the connection set up TLS, repeated for the cancel connection.
+    pub(crate) tls: Option<CancelTls>,
+}
+
+/// The TLS settings of the connection a [`CancelToken`] came from.
+#[derive(Clone)]
+pub(crate) struct CancelTls {
+    #[cfg(feature = "tls")]
+    pub(crate) setup: Arc<crate::connect::tls::TlsSetup>,
+    pub(crate) direct: bool,
+    pub(crate) ssl_mode: SslMode,
+}
+
+impl std::fmt::Debug for CancelTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CancelTls")
+            .field("direct", &self.direct)
+            .field("ssl_mode", &self.ssl_mode)
+            .finish()
+    }
 }
 
 impl CancelToken {
@@ -60,29 +86,108 @@ impl CancelToken {
     }
 
     async fn exchange(&self) -> Result<(), Error> {
-        let mut request = BytesMut::with_capacity(16);
-        frontend::cancel_request(self.process_id, self.secret_key, &mut request);
+        let key = self.secret_key.as_ref().ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidUse,
+                "cannot cancel: the server sent no cancel key (BackendKeyData) for this connection",
+            )
+        })?;
+        let mut request = BytesMut::with_capacity(12 + key.len());
+        frontend::cancel_request(self.process_id, key, &mut request);
         let connect_err = |e| {
             Error::new(ErrorKind::Connect, "connecting to send a cancel request").with_source(e)
         };
-        let io_err = |e| Error::io("sending a cancel request", e);
-        let mut sink = [0u8; 64];
         match &self.host {
             Host::Tcp(host) => {
-                let mut s = TcpStream::connect((host.as_str(), self.port))
+                let tcp = TcpStream::connect((host.as_str(), self.port))
                     .await
                     .map_err(connect_err)?;
-                s.write_all(&request).await.map_err(io_err)?;
-                // The server answers nothing and closes when done.
-                while s.read(&mut sink).await.map_err(io_err)? > 0 {}
+                let _ = tcp.set_nodelay(true);
+                match &self.tls {
+                    Some(tls) => self.send_over_tls(tls, tcp, &request).await,
+                    None => send(tcp, &request).await,
+                }
             }
             Host::Unix(dir) => {
                 let path = dir.join(format!(".s.PGSQL.{}", self.port));
-                let mut s = UnixStream::connect(&path).await.map_err(connect_err)?;
-                s.write_all(&request).await.map_err(io_err)?;
-                while s.read(&mut sink).await.map_err(io_err)? > 0 {}
+                send(
+                    UnixStream::connect(&path).await.map_err(connect_err)?,
+                    &request,
+                )
+                .await
             }
         }
-        Ok(())
+    }
+
+    /// The cancel connection negotiates TLS as the main one did: the key
+    /// must not travel in clear text where the session was protected.
+    #[cfg(feature = "tls")]
+    async fn send_over_tls(
+        &self,
+        tls: &CancelTls,
+        mut tcp: TcpStream,
+        request: &[u8],
+    ) -> Result<(), Error> {
+        use crate::connect::sslmode::{ssl_request, SslAnswer};
+        if !tls.direct {
+            match ssl_request(&mut tcp).await? {
+                SslAnswer::Accepted => {}
+                // The server did TLS a moment ago; under prefer/allow libpq
+                // would go on in clear, stricter modes refuse.
+                SslAnswer::Refused if matches!(tls.ssl_mode, SslMode::Prefer | SslMode::Allow) => {
+                    return send(tcp, request).await
+                }
+                SslAnswer::Refused => {
+                    return Err(Error::new(
+                        ErrorKind::Tls,
+                        format!(
+                        "the server refused TLS for the cancel request, which sslmode={} requires",
+                        tls.ssl_mode
+                    ),
+                    ))
+                }
+            }
+        }
+        let stream = tls.setup.handshake(tcp, tls.direct).await?;
+        send(stream, request).await
+    }
+
+    #[cfg(not(feature = "tls"))]
+    async fn send_over_tls(
+        &self,
+        _tls: &CancelTls,
+        tcp: TcpStream,
+        request: &[u8],
+    ) -> Result<(), Error> {
+        send(tcp, request).await
+    }
+}
+
+/// Writes the request, then waits until the server closes: it answers
+/// nothing and closes once it has signalled the backend.
+async fn send<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, request: &[u8]) -> Result<(), Error> {
+    let io_err = |e| Error::io("sending a cancel request", e);
+    s.write_all(request).await.map_err(io_err)?;
+    s.flush().await.map_err(io_err)?;
+    let mut sink = [0u8; 64];
+    loop {
+        match s.read(&mut sink).await {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            // A TLS server closing without close_notify is still "done".
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(io_err(e)),
+        }
+    }
+}
+
+impl CancelToken {
+    /// The protocol 3.0 view of the cancel key (the first four bytes as a
+    /// big-endian integer), 0 when there is none.
+    pub(crate) fn legacy_secret_key(&self) -> i32 {
+        match self.secret_key.as_deref() {
+            Some([a, b, c, d, ..]) => i32::from_be_bytes([*a, *b, *c, *d]),
+            _ => 0,
+        }
     }
 }

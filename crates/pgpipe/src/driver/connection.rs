@@ -55,6 +55,9 @@ pub struct Connection {
     paused_on: Option<Arc<Slot>>,
     /// Set once Terminate is queued: bounds how long we wait for EOF.
     grace: Option<Pin<Box<Sleep>>>,
+    /// TLS only: close_notify sent after Terminate (a clean TLS close, so
+    /// the server does not log an unexpected EOF).
+    tls_closed: bool,
     finished: bool,
 }
 
@@ -81,6 +84,7 @@ impl Connection {
             out: BytesMut::new(),
             in_flight: VecDeque::new(),
             grace: None,
+            tls_closed: false,
             finished: false,
             max_buffered: DEFAULT_MAX_BUFFERED,
             paused_on: None,
@@ -131,6 +135,12 @@ impl Connection {
         if self.out.is_empty() {
             // Reset to the start of the allocation so it is reused.
             self.out.clear();
+            // TLS may have accepted our bytes but kept records it could not
+            // write yet; flushing pushes them out (and registers the waker if
+            // the socket is full). A no-op for plain sockets.
+            if let Poll::Ready(Err(e)) = Pin::new(&mut self.socket).poll_flush(cx) {
+                return Err(Error::io("writing to the server", e));
+            }
         }
         Ok(progress)
     }
@@ -306,6 +316,12 @@ impl Connection {
                 self.grace = Some(Box::pin(tokio::time::sleep(TERMINATE_GRACE)));
             }
             let wrote = self.poll_write(cx)?;
+            if terminating && self.out.is_empty() && !self.tls_closed && self.socket.is_tls() {
+                // Best effort: the server hangs up after Terminate anyway.
+                if Pin::new(&mut self.socket).poll_shutdown(cx).is_ready() {
+                    self.tls_closed = true;
+                }
+            }
             if let Some(slot) = &self.paused_on {
                 // Backpressure: a slow consumer holds enough; leave the rest
                 // in the kernel (and the server) until it catches up.

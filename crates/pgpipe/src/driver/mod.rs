@@ -9,6 +9,7 @@ mod shared;
 mod slot;
 mod socket;
 
+pub(crate) use cancel::CancelTls;
 pub use cancel::CancelToken;
 pub use connection::Connection;
 pub(crate) use shared::{Request, SessionEnd, SessionId, Shared, NO_SESSION};

@@ -220,7 +220,7 @@ impl Shared {
         query_timeout: Option<Duration>,
         parameters: HashMap<String, String>,
     ) -> Shared {
-        let (process_id, secret_key) = (cancel.process_id, cancel.secret_key);
+        let (process_id, secret_key) = (cancel.process_id, cancel.legacy_secret_key());
         Shared {
             queue: Mutex::new(Queue {
                 write_buf: BytesMut::with_capacity(8 * 1024),

@@ -1,4 +1,8 @@
-//! A byte stream to the server: TCP or a Unix-domain socket.
+//! A byte stream to the server: TCP, a Unix-domain socket, or TLS over TCP.
+//!
+//! The TLS stream is boxed: it is large (rustls' buffers and state), and
+//! boxing keeps the enum, and so the plain paths, as small as before. The
+//! plain variants pay one more match arm, nothing else.
 
 use std::io;
 use std::pin::Pin;
@@ -12,6 +16,30 @@ use tokio::net::{TcpStream, UnixStream};
 pub(crate) enum Socket {
     Tcp(TcpStream),
     Unix(UnixStream),
+    #[cfg(feature = "tls")]
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl Socket {
+    /// Whether the connection is encrypted.
+    pub(crate) fn is_tls(&self) -> bool {
+        match self {
+            #[cfg(feature = "tls")]
+            Socket::Tls(_) => true,
+            _ => false,
+        }
+    }
+
+    /// The `tls-server-end-point` channel-binding data: `None` without TLS,
+    /// `Some(None)` when the server certificate's signature algorithm has no
+    /// defined hash (Ed25519), `Some(Some(hash))` otherwise.
+    pub(crate) fn tls_server_end_point(&self) -> Option<Option<Vec<u8>>> {
+        match self {
+            #[cfg(feature = "tls")]
+            Socket::Tls(stream) => Some(crate::connect::tls::server_end_point(stream)),
+            _ => None,
+        }
+    }
 }
 
 impl AsyncRead for Socket {
@@ -23,6 +51,8 @@ impl AsyncRead for Socket {
         match self.get_mut() {
             Socket::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             Socket::Unix(s) => Pin::new(s).poll_read(cx, buf),
+            #[cfg(feature = "tls")]
+            Socket::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
 }
@@ -36,6 +66,8 @@ impl AsyncWrite for Socket {
         match self.get_mut() {
             Socket::Tcp(s) => Pin::new(s).poll_write(cx, buf),
             Socket::Unix(s) => Pin::new(s).poll_write(cx, buf),
+            #[cfg(feature = "tls")]
+            Socket::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
 
@@ -43,6 +75,8 @@ impl AsyncWrite for Socket {
         match self.get_mut() {
             Socket::Tcp(s) => Pin::new(s).poll_flush(cx),
             Socket::Unix(s) => Pin::new(s).poll_flush(cx),
+            #[cfg(feature = "tls")]
+            Socket::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
 
@@ -50,6 +84,8 @@ impl AsyncWrite for Socket {
         match self.get_mut() {
             Socket::Tcp(s) => Pin::new(s).poll_shutdown(cx),
             Socket::Unix(s) => Pin::new(s).poll_shutdown(cx),
+            #[cfg(feature = "tls")]
+            Socket::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
 }

@@ -58,6 +58,10 @@ pub enum ErrorKind {
     /// The server asked for something this version of pgpipe does not do
     /// (an authentication method, COPY through a query method, ...).
     Unsupported,
+    /// TLS could not be set up as `sslmode` demands: the server does not
+    /// support it, the handshake failed, or the server's certificate failed
+    /// a check (the message says which one).
+    Tls,
     /// A statement was refused without being sent because its transaction
     /// is already aborted (an earlier statement failed, or BEGIN did): roll
     /// the transaction back, or roll back to a savepoint.

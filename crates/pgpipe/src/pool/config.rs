@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use crate::config::ConfigError;
+use crate::config::{parse_duration, ConfigError};
 
 /// Settings of a [`Pool`](super::Pool).
 ///
@@ -15,10 +15,10 @@ use crate::config::ConfigError;
 /// | --- | --- | --- | --- |
 /// | `pool_max_size` | [`max_size`](Self::max_size) | connections | 10 |
 /// | `pool_min_idle` | [`min_idle`](Self::min_idle) | connections | 0 |
-/// | `pool_acquire_timeout` | [`acquire_timeout`](Self::acquire_timeout) | ms | 30000 |
-/// | `pool_idle_timeout` | [`idle_timeout`](Self::idle_timeout) | s (0: never) | 600 |
-/// | `pool_max_lifetime` | [`max_lifetime`](Self::max_lifetime) | s (0: never) | 1800 |
-/// | `pool_health_check_after` | [`health_check_after`](Self::health_check_after) | ms | 1000 |
+/// | `pool_acquire_timeout` | [`acquire_timeout`](Self::acquire_timeout) | bare number: ms; or `2s`, `250ms` | 30000 |
+/// | `pool_idle_timeout` | [`idle_timeout`](Self::idle_timeout) | bare number: s (0: never); or `10min` | 600 |
+/// | `pool_max_lifetime` | [`max_lifetime`](Self::max_lifetime) | bare number: s (0: never); or `30min` | 1800 |
+/// | `pool_health_check_after` | [`health_check_after`](Self::health_check_after) | bare number: ms; or `1s` | 1000 |
 /// | `pool_shared_connections` | [`shared_connections`](Self::shared_connections) | connections | `max_size / 4`, at least 1 (0 when `max_size` is 1) |
 ///
 /// ```
@@ -231,17 +231,18 @@ impl PoolConfig {
                 })
             })
         };
-        // 0 disables a timeout, as with libpq's connect_timeout.
-        let secs = || number().map(|n| (n > 0).then(|| Duration::from_secs(n)));
+        // Durations take a unit (`2s`, `250ms`, `5min`); a bare number keeps
+        // the documented unit. 0 disables a timeout, as with connect_timeout.
+        let duration = |bare| parse_duration(key, value, bare);
+        let secs = || duration(Duration::from_secs(1)).map(|d| (!d.is_zero()).then_some(d));
+        let millis = || duration(Duration::from_millis(1));
         match key {
             "pool_max_size" => self.max_size = count()?,
             "pool_min_idle" => self.min_idle = count()?,
-            "pool_acquire_timeout" => self.acquire_timeout = Duration::from_millis(number()?),
+            "pool_acquire_timeout" => self.acquire_timeout = millis()?,
             "pool_idle_timeout" => self.idle_timeout = secs()?,
             "pool_max_lifetime" => self.max_lifetime = secs()?,
-            "pool_health_check_after" => {
-                self.health_check_after = Some(Duration::from_millis(number()?))
-            }
+            "pool_health_check_after" => self.health_check_after = Some(millis()?),
             "pool_shared_connections" => self.shared_connections = Some(count()?),
             _ => {
                 return Err(ConfigError::new(

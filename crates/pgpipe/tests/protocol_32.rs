@@ -1,0 +1,61 @@
+//! Protocol 3.2 against the real PostgreSQL 15: asked for 3.2, it answers
+//! NegotiateProtocolVersion and the session runs at 3.0 (cancel included);
+//! with min_protocol_version=3.2 the connection fails clearly.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{bounded, database};
+use pgpipe::{ErrorKind, SqlState};
+use pgpipe_testkit::AuthRole;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_3_0_server_downgrades_a_3_2_request() {
+    bounded(async {
+        let db = database("protocol_32");
+        let url = format!("{}?max_protocol_version=3.2", db.url(AuthRole::Trust));
+        let client = pgpipe::connect(&url).await.expect("downgraded to 3.0");
+        let row = client.query_one("SELECT 41::int4 + 1", ()).await.unwrap();
+        assert_eq!(row.get::<i32, _>(0), 42);
+        // The 4-byte key of 3.0 still cancels.
+        let token = client.cancel_token();
+        let canceller = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            token.cancel().await
+        });
+        let e = client
+            .execute("SELECT pg_sleep(30)", ())
+            .await
+            .expect_err("cancelled");
+        assert_eq!(e.code(), Some(&SqlState::QUERY_CANCELED), "{e}");
+        canceller.await.unwrap().expect("cancel");
+        // `latest` is 3.2 as well.
+        let url = format!("{}?max_protocol_version=latest", db.url(AuthRole::Trust));
+        pgpipe::connect(&url).await.expect("latest");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn min_protocol_version_3_2_fails_against_postgresql_15() {
+    bounded(async {
+        let db = database("protocol_32_min");
+        let url = format!("{}?min_protocol_version=3.2", db.url(AuthRole::Trust));
+        let e = pgpipe::connect(&url).await.expect_err("server speaks 3.0");
+        assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+        assert!(
+            e.to_string()
+                .contains("supports protocol 3.0 at most, but min_protocol_version is 3.2"),
+            "{e}"
+        );
+        // min above max is a configuration error.
+        let url = format!(
+            "{}?min_protocol_version=3.2&max_protocol_version=3.0",
+            db.url(AuthRole::Trust)
+        );
+        let e = pgpipe::connect(&url).await.expect_err("min > max");
+        assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+    })
+    .await;
+}
