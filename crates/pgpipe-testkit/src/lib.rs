@@ -13,6 +13,10 @@
 //! * [`FakeServer`]: a scripted fake server for what a real server won't do
 //!   (malformed, truncated, oversized, out-of-order messages), with backend
 //!   message builders in [`msg`] and SCRAM server helpers in [`scram`].
+//! * [`FaultProxy`]: a TCP proxy for network faults, controlled at run time
+//!   per direction ([`LinkFaults`]: latency, jitter, bandwidth, sliced
+//!   writes, black hole, close or stall after N bytes) plus connection
+//!   resets and refused connections.
 //!
 //! Needs the PostgreSQL server binaries (initdb, postgres) for clusters:
 //! `sudo apt-get install -y postgresql` on Debian/Ubuntu. When run as root,
@@ -38,6 +42,7 @@ mod error;
 mod fake;
 mod mini_client;
 mod process;
+mod proxy;
 mod roles;
 mod server;
 mod url;
@@ -48,6 +53,7 @@ pub use error::TestkitError;
 pub use fake::{
     msg, scram, FakeError, FakeErrorKind, FakeServer, Responder, Script, Step, Transcript,
 };
+pub use proxy::{Direction, FaultProxy, LinkFaults, ProxyStats};
 pub use roles::AuthRole;
 
 #[cfg(test)]
