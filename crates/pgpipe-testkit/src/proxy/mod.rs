@@ -81,6 +81,9 @@ pub struct ProxyStats {
 struct Conn {
     sockets: [Arc<TcpStream>; 2],
     task: AbortHandle,
+    /// Set by [`FaultProxy::black_hole_open_connections`]: this connection
+    /// delivers nothing any more, whatever the settings say.
+    held: Arc<AtomicBool>,
 }
 
 struct State {
@@ -211,6 +214,25 @@ impl FaultProxy {
         }
     }
 
+    /// Black-holes the connections open now, for good (until they are
+    /// reset or the proxy is dropped); connections opened later are not
+    /// affected. This is a link that died under a client's existing
+    /// connections while the server stays reachable: the client must notice
+    /// on its own (timeouts, keepalives) and open new connections.
+    /// Returns how many connections were held.
+    pub fn black_hole_open_connections(&self) -> usize {
+        let n = {
+            let conns = self.state.lock_conns();
+            for conn in conns.values() {
+                conn.held.store(true, Ordering::SeqCst);
+            }
+            conns.len()
+        };
+        // Wakes every pump to look at its flag.
+        self.state.settings.send_modify(|_| {});
+        n
+    }
+
     /// Clears every fault in both directions and stops refusing connections.
     pub fn heal(&self) {
         self.refuse_new(false);
@@ -300,17 +322,25 @@ async fn accept_loop(listener: TcpListener, upstream: SocketAddr, state: Arc<Sta
         // The connection is registered before its task runs, so that
         // reset_all() never misses one that is still connecting upstream.
         let client = Arc::new(client);
-        let task = tokio::spawn(serve(id, client.clone(), upstream, state2));
+        let held = Arc::new(AtomicBool::new(false));
+        let task = tokio::spawn(serve(id, client.clone(), upstream, state2, held.clone()));
         let _ = client.set_nodelay(true);
         let placeholder = Conn {
             sockets: [client.clone(), client],
             task: task.abort_handle(),
+            held,
         };
         state.lock_conns().insert(id, placeholder);
     }
 }
 
-async fn serve(id: u64, client: Arc<TcpStream>, upstream: SocketAddr, state: Arc<State>) {
+async fn serve(
+    id: u64,
+    client: Arc<TcpStream>,
+    upstream: SocketAddr,
+    state: Arc<State>,
+    held: Arc<AtomicBool>,
+) {
     let server = match TcpStream::connect(upstream).await {
         Ok(s) => Arc::new(s),
         Err(_) => {
@@ -338,6 +368,7 @@ async fn serve(id: u64, client: Arc<TcpStream>, upstream: SocketAddr, state: Arc
         server.clone(),
         Direction::ToServer,
         rx.clone(),
+        held.clone(),
         state.delivered[0].clone(),
         state.writes.clone(),
     );
@@ -346,6 +377,7 @@ async fn serve(id: u64, client: Arc<TcpStream>, upstream: SocketAddr, state: Arc
         client.clone(),
         Direction::ToClient,
         rx,
+        held,
         state.delivered[1].clone(),
         state.writes.clone(),
     );

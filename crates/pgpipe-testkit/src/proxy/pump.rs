@@ -36,6 +36,7 @@ pub(crate) async fn pump(
     dst: Arc<TcpStream>,
     dir: Direction,
     settings: watch::Receiver<Settings>,
+    held: Arc<AtomicBool>,
     delivered: Arc<AtomicU64>,
     writes: Arc<AtomicU64>,
 ) -> End {
@@ -110,7 +111,7 @@ pub(crate) async fn pump(
                     s.dirs[i].clone()
                 };
                 let stalled = faults.stall_after.is_some_and(|n| sent >= n);
-                if faults.black_hole || stalled {
+                if faults.black_hole || stalled || held.load(Ordering::SeqCst) {
                     if settings.changed().await.is_err() {
                         return End::Close;
                     }

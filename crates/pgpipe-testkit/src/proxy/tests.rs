@@ -139,7 +139,7 @@ fn slices_split_writes_and_deliver_every_byte() {
     // seven 3-byte writes back.
     // (The counter moves just after each write: wait for it.)
     eventually("eight writes counted", || {
-        proxy.stats().writes - writes >= 1 + 7
+        proxy.stats().writes - writes >= 8
     });
 }
 
@@ -258,4 +258,19 @@ fn dropping_the_proxy_closes_its_connections() {
     drop(proxy);
     let r = client.read(&mut [0u8; 1]);
     assert!(r.is_err() || matches!(r, Ok(0)), "{r:?}");
+}
+
+#[test]
+fn black_holing_open_connections_spares_new_ones() {
+    let (proxy, mut old) = setup();
+    assert_eq!(proxy.black_hole_open_connections(), 1);
+    old.write_all(b"lost").unwrap();
+    let mut new = TcpStream::connect(proxy.addr()).unwrap();
+    new.set_read_timeout(Some(BOUND)).unwrap();
+    new.write_all(b"fine").unwrap();
+    assert_eq!(read_exact(&mut new, 4), b"fine");
+    old.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    assert!(old.read(&mut [0u8; 4]).is_err());
+    assert_eq!(proxy.stats().open, 2);
 }
