@@ -90,8 +90,8 @@ impl Connection {
     /// Takes queued requests; returns whether Terminate has been queued.
     fn take_requests(&mut self, cx: &mut Context<'_>) -> Result<bool, Error> {
         let mut q = self.shared.lock();
-        if let Some(reason) = &q.abort {
-            return Err(Error::protocol(reason.clone()));
+        if let Some((kind, reason)) = &q.abort {
+            return Err(Error::new(*kind, reason.clone()));
         }
         match &q.driver_waker {
             Some(w) if w.will_wake(cx.waker()) => {}

@@ -32,9 +32,10 @@ pub(crate) struct Queue {
     pub(crate) closed: Option<String>,
     /// Terminate was queued: the driver finishes once the server hangs up.
     pub(crate) terminating: bool,
-    /// A caller found the server breaking the protocol: the driver closes
-    /// the connection with this reason, since its state can't be trusted.
-    pub(crate) abort: Option<String>,
+    /// A caller found the server breaking the protocol (or gave up on a
+    /// query the server would not end): the driver closes the connection,
+    /// failing the other requests with this kind and reason.
+    pub(crate) abort: Option<(crate::ErrorKind, String)>,
     pub(crate) driver_waker: Option<Waker>,
     /// While set the driver sends nothing new: a cancel for the only
     /// request in flight is under way and must not hit a later one.
@@ -297,7 +298,8 @@ impl Shared {
     pub(crate) fn abort(&self, error: Error) -> Error {
         let waker = {
             let mut q = self.lock();
-            q.abort.get_or_insert_with(|| error.to_string());
+            q.abort
+                .get_or_insert_with(|| (error.kind(), error.to_string()));
             q.closed.get_or_insert_with(|| error.to_string());
             self.closed_flag.store(true, Ordering::Release);
             q.driver_waker.take()
