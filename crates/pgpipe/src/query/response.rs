@@ -36,11 +36,19 @@ pub(crate) async fn read_response(
         let (tag, body) = match responses.next_raw().await {
             Ok(m) => m,
             Err(e) => {
+                // A server error read before the connection ended explains
+                // it (a FATAL such as 57P01 from pg_terminate_backend is
+                // followed by the server closing the socket): report that,
+                // not just "closed".
+                let e = match error {
+                    Some(db) if db.is_db() => db,
+                    _ => e,
+                };
                 return Outcome {
                     result: Err(e),
                     columns,
                     parsed,
-                }
+                };
             }
         };
         match tag {
