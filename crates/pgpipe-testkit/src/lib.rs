@@ -13,6 +13,8 @@
 //! * [`FakeServer`]: a scripted fake server for what a real server won't do
 //!   (malformed, truncated, oversized, out-of-order messages), with backend
 //!   message builders in [`msg`] and SCRAM server helpers in [`scram`].
+//! * [`Bouncer`]: PgBouncer in transaction pooling mode in front of a
+//!   cluster (`scripts/ensure-pgbouncer.sh` installs it).
 //! * [`FaultProxy`]: a TCP proxy for network faults, controlled at run time
 //!   per direction ([`LinkFaults`]: latency, jitter, bandwidth, sliced
 //!   writes, black hole, close or stall after N bytes) plus connection
@@ -36,6 +38,7 @@
 
 mod auth;
 mod binaries;
+mod bouncer;
 mod cluster;
 mod database;
 mod error;
@@ -47,6 +50,7 @@ mod roles;
 mod server;
 mod url;
 
+pub use bouncer::Bouncer;
 pub use cluster::{test_url, Cluster, TEST_URL_VAR};
 pub use database::TestDatabase;
 pub use error::TestkitError;

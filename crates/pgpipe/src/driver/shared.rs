@@ -57,6 +57,12 @@ pub(crate) struct Shared {
     pub(crate) parameters: RwLock<HashMap<String, String>>,
     pub(crate) notice_handler: RwLock<Option<NoticeHandler>>,
     next_statement_id: AtomicU64,
+    /// A random tag in every statement and portal name of this connection.
+    /// Behind a pooler in transaction mode, server connections are shared
+    /// by many clients: with names unique to the connection, a statement
+    /// prepared by another client can never be executed in place of ours
+    /// (the server answers 26000 "does not exist" instead).
+    name_tag: u64,
     peak_buffered: AtomicUsize,
     /// The status byte of the last ReadyForQuery.
     transaction_status: AtomicU8,
@@ -99,6 +105,7 @@ impl Shared {
             parameters: RwLock::new(parameters),
             notice_handler: RwLock::new(None),
             next_statement_id: AtomicU64::new(0),
+            name_tag: random_tag(),
             peak_buffered: AtomicUsize::new(0),
             transaction_status: AtomicU8::new(b'I'),
             outstanding: AtomicUsize::new(0),
@@ -408,12 +415,12 @@ impl Shared {
 
     pub(crate) fn next_statement_name(&self) -> String {
         let id = self.next_statement_id.fetch_add(1, Ordering::Relaxed);
-        format!("pgpipe_s{id}")
+        format!("pgpipe_{:x}_s{id}", self.name_tag)
     }
 
     pub(crate) fn next_portal_name(&self) -> String {
         let id = self.next_statement_id.fetch_add(1, Ordering::Relaxed);
-        format!("pgpipe_p{id}")
+        format!("pgpipe_{:x}_p{id}", self.name_tag)
     }
 
     pub(crate) fn parameter(&self, name: &str) -> Option<String> {
@@ -423,4 +430,19 @@ impl Shared {
             .get(name)
             .cloned()
     }
+}
+
+/// 64 random-enough bits: the standard library's per-process random hasher
+/// keys, mixed with a process-wide counter and the time, so that
+/// connections of one process and of different processes differ.
+fn random_tag() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    h.finish()
 }
