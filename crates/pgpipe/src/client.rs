@@ -6,8 +6,8 @@ use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::{Params, Type};
 
-use crate::driver::Shared;
 use crate::driver::Slot;
+use crate::driver::{Request, SessionId, Shared, NO_SESSION};
 use crate::error::{DbError, ErrorKind, SqlState};
 use crate::query::Batch;
 use crate::query::FromRow;
@@ -70,6 +70,10 @@ pub struct Client {
     inner: Arc<Inner>,
     /// Client-side timeout of each query made through this handle.
     timeout: Option<Duration>,
+    /// The reservation this handle's requests belong to: set on a
+    /// transaction's handle, whose requests go out while other handles'
+    /// wait behind the transaction.
+    session: SessionId,
 }
 
 impl Client {
@@ -77,6 +81,7 @@ impl Client {
         Client {
             timeout: shared.query_timeout,
             inner: Arc::new(Inner { shared }),
+            session: NO_SESSION,
         }
     }
 
@@ -111,6 +116,7 @@ impl Client {
         Client {
             inner: self.inner.clone(),
             timeout: (!timeout.is_zero()).then_some(timeout),
+            session: self.session,
         }
     }
 
@@ -121,6 +127,25 @@ impl Client {
 
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.inner.shared
+    }
+
+    /// The client-side query timeout of this handle.
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The reservation this handle's requests belong to.
+    pub(crate) fn session(&self) -> SessionId {
+        self.session
+    }
+
+    /// A handle on the same connection whose requests belong to `session`.
+    pub(crate) fn in_session(&self, session: SessionId) -> Client {
+        Client {
+            inner: self.inner.clone(),
+            timeout: self.timeout,
+            session,
+        }
     }
 
     /// Runs a statement and returns all its rows.
@@ -291,8 +316,13 @@ impl Client {
         P: Params,
     {
         let permit = self.shared().permit().await?;
-        let (responses, plan) =
-            send_query(self.shared(), permit, statement.to_statement(), &params)?;
+        let (responses, plan) = send_query(
+            self.shared(),
+            self.session,
+            permit,
+            statement.to_statement(),
+            &params,
+        )?;
         Ok(RowStream::new(self.shared().clone(), responses, plan))
     }
 
@@ -430,7 +460,8 @@ impl Client {
         let mut retried = false;
         loop {
             let permit = self.shared().permit().await?;
-            let (mut responses, plan) = send_query(self.shared(), permit, statement, params)?;
+            let (mut responses, plan) =
+                send_query(self.shared(), self.session, permit, statement, params)?;
             let reading = read_response(self.shared(), &mut responses, plan.columns(), &mut on_row);
             let outcome = match self.timeout {
                 None => reading.await,
@@ -573,7 +604,7 @@ impl Client {
         let oids: Vec<u32> = types.iter().map(Type::oid).collect();
         let mut responses = self
             .shared()
-            .send(|enc, buf| {
+            .send(self.session, Request::Statement, |enc, buf| {
                 enc.parse(&name, sql, &oids, buf).map_err(encode_error)?;
                 enc.describe(Target::Statement, &name, buf)
                     .map_err(encode_error)?;
@@ -655,9 +686,12 @@ impl Client {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn simple_query(&self, sql: &str) -> Result<Vec<SimpleQueryMessage>, Error> {
+        self.flush_begin().await?;
         let mut responses = self
             .shared()
-            .send(|enc, buf| enc.query(sql, buf).map_err(encode_error))
+            .send(self.session, Request::Simple, |enc, buf| {
+                enc.query(sql, buf).map_err(encode_error)
+            })
             .await?;
         read_simple(self.shared(), &mut responses).await
     }

@@ -26,6 +26,7 @@ mod driver;
 mod error;
 pub mod pool;
 mod query;
+mod transaction;
 pub mod types;
 
 pub use client::{Client, ClientStats};
@@ -43,6 +44,7 @@ pub use query::{
     Batch, BatchResult, Column, FromRow, Portal, Row, RowIndex, RowStream, SimpleQueryMessage,
     SimpleQueryRow, Statement, StatementRef, ToStatement,
 };
+pub use transaction::{IsolationLevel, RetryPolicy, Transaction, TransactionBuilder};
 
 #[cfg(feature = "derive")]
 pub use pgpipe_derive::{Composite, Decode, Encode, FromRow, PgEnum};

@@ -19,7 +19,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use common::{cluster, database};
-use pgpipe::{Client, Pool, SqlState};
+use pgpipe::{Client, ErrorKind, Pool, SqlState};
 use pgpipe_testkit::AuthRole;
 use tokio::time::Instant;
 
@@ -158,14 +158,14 @@ async fn operation(
             assert_eq!((a, b), (id, id * 2), "batch: another caller's answer");
         }
         3 => {
-            let tx = pool.begin().await?;
+            let tx = pool.transaction().await?;
             tx.execute("INSERT INTO done VALUES ($1)", (id,)).await?;
             let n: i64 = tx
                 .query_one("SELECT count(*) FROM done WHERE id = $1", (id,))
                 .await?
                 .get(0);
             assert_eq!(n, 1, "transaction: own insert not visible");
-            tx.batch_execute("COMMIT").await?;
+            tx.commit().await?;
         }
         4 => {
             let c = pool.get().await?;
@@ -276,21 +276,8 @@ async fn a_thousand_tasks_dropping_random_operations_at_random_polls() {
             "SELECT count(*) FROM pg_stat_activity WHERE datname = '{}' AND state LIKE 'idle in transaction%'",
             db.name()
         );
-        let open_before_touch: i64 = observer.query_one(open_tx.as_str(), ()).await.unwrap().get(0);
-        println!("chaos: sessions idle in a transaction before the pool reused them: {open_before_touch}");
-        // Touch every pool connection so that pending rollbacks run (the
-        // pool rolls a dropped transaction back when the connection is
-        // next handed out; issue 11 makes that immediate).
-        let guards: Vec<_> = {
-            let mut v = Vec::new();
-            for _ in 0..stats.max_size {
-                if let Ok(Ok(c)) = tokio::time::timeout(Duration::from_millis(500), pool.get()).await {
-                    v.push(c);
-                }
-            }
-            v
-        };
-        drop(guards);
+        // A dropped transaction is rolled back at once (issue 11): nothing
+        // is left open even on connections the pool has not reused.
         eventually_count(&observer, &open_tx, 0, "transactions left open on the server").await;
 
         let line = |counts: &[AtomicU64; 6]| {
@@ -398,10 +385,11 @@ async fn ten_thousand_random_actions_on_one_connection_match_a_model() {
                     assert_eq!(got, want, "full scan at step {step}");
                 }
                 5 => {
-                    // A transaction that commits or rolls back.
-                    let commit = rng.below(2) == 0;
-                    client.batch_execute("BEGIN").await.unwrap();
-                    let n = client
+                    // A transaction that commits, rolls back, or is dropped
+                    // (rolled back at once).
+                    let end = rng.below(3);
+                    let tx = client.transaction().await.unwrap();
+                    let n = tx
                         .execute(
                             "INSERT INTO kv VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = $2",
                             (k, v),
@@ -409,22 +397,29 @@ async fn ten_thousand_random_actions_on_one_connection_match_a_model() {
                         .await
                         .unwrap();
                     assert_eq!(n, 1);
-                    client
-                        .batch_execute(if commit { "COMMIT" } else { "ROLLBACK" })
-                        .await
-                        .unwrap();
-                    if commit {
-                        model.insert(k, v);
+                    match end {
+                        0 => {
+                            tx.commit().await.unwrap();
+                            model.insert(k, v);
+                        }
+                        1 => tx.rollback().await.unwrap(),
+                        _ => drop(tx),
                     }
                 }
                 6 => {
-                    // An error in a transaction aborts it; ROLLBACK recovers.
-                    client.batch_execute("BEGIN").await.unwrap();
-                    let err = client.query("SELECT 1 / 0", ()).await.unwrap_err();
+                    // An error in a transaction aborts it; rollback recovers.
+                    let tx = client.transaction().await.unwrap();
+                    let err = tx.query("SELECT 1 / 0", ()).await.unwrap_err();
                     assert_eq!(err.code(), Some(&SqlState::DIVISION_BY_ZERO));
-                    let err = client.query("SELECT 1", ()).await.unwrap_err();
-                    assert_eq!(err.code(), Some(&SqlState::IN_FAILED_SQL_TRANSACTION));
-                    client.batch_execute("ROLLBACK").await.unwrap();
+                    // Refused by pgpipe itself, no round trip.
+                    let err = tx.query("SELECT 1", ()).await.unwrap_err();
+                    assert_eq!(err.kind(), ErrorKind::TransactionAborted, "{err:?}");
+                    if rng.below(2) == 0 {
+                        tx.rollback().await.unwrap();
+                    } else {
+                        let err = tx.commit().await.unwrap_err();
+                        assert_eq!(err.kind(), ErrorKind::RolledBack, "{err:?}");
+                    }
                 }
                 7 => {
                     // A stream read part-way and dropped.

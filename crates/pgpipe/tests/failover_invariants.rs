@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pgpipe::Pool;
+use pgpipe::{ErrorKind, Pool};
 use pgpipe_testkit::Cluster;
 use tokio::time::Instant;
 
@@ -52,7 +52,7 @@ enum Outcome {
 }
 
 async fn write(pool: &Pool, id: i64) -> Outcome {
-    let Ok(tx) = pool.begin().await else {
+    let Ok(tx) = pool.transaction().await else {
         return Outcome::Failed;
     };
     if tx
@@ -62,10 +62,23 @@ async fn write(pool: &Pool, id: i64) -> Outcome {
     {
         return Outcome::Failed;
     }
-    match tx.batch_execute("COMMIT").await {
+    match tx.commit().await {
         Ok(()) => Outcome::Ok,
-        Err(e) if e.is_db() && !tx.is_closed() => Outcome::Failed,
-        Err(_) => Outcome::Unknown,
+        // The connection went while COMMIT was in flight (or anything else
+        // that leaves the answer lost): it may or may not have committed.
+        Err(e)
+            if e.is_outcome_unknown()
+                || matches!(
+                    e.kind(),
+                    ErrorKind::Io | ErrorKind::Closed | ErrorKind::Timeout
+                )
+                || e.code()
+                    .is_some_and(|c| c.code().starts_with("57") || c.code().starts_with("08")) =>
+        {
+            Outcome::Unknown
+        }
+        // The server refused the COMMIT (or rolled the transaction back).
+        Err(_) => Outcome::Failed,
     }
 }
 

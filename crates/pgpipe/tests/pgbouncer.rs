@@ -143,14 +143,14 @@ async fn pool_and_transactions_through_pgbouncer() {
                             .unwrap()
                             .get(0);
                         assert_eq!(v, (t * 100 + i) * 3);
-                        let tx = pool.begin().await.unwrap();
+                        let tx = pool.transaction().await.unwrap();
                         tx.execute("UPDATE acct SET n = n + 1 WHERE id = $1", (t % 8,))
                             .await
                             .unwrap();
                         if i % 4 == 3 {
-                            tx.batch_execute("ROLLBACK").await.unwrap();
+                            tx.rollback().await.unwrap();
                         } else {
-                            tx.batch_execute("COMMIT").await.unwrap();
+                            tx.commit().await.unwrap();
                             committed.fetch_add(1, Ordering::Relaxed);
                         }
                     }
@@ -168,7 +168,7 @@ async fn pool_and_transactions_through_pgbouncer() {
         assert_eq!(total as u64, committed.load(Ordering::Relaxed));
         // A transaction dropped without COMMIT leaves nothing behind.
         {
-            let tx = pool.begin().await.unwrap();
+            let tx = pool.transaction().await.unwrap();
             tx.execute("UPDATE acct SET n = n + 1000", ())
                 .await
                 .unwrap();
@@ -208,14 +208,16 @@ async fn cached_mode_through_pgbouncer_is_right_or_says_to_switch_mode() {
                         let sql = format!("SELECT $1::int8 * {factor}");
                         // Every third one inside a transaction, where a
                         // vanished statement cannot be retried.
-                        let in_tx = i % 3 == 0;
-                        if in_tx {
-                            client.batch_execute("BEGIN").await.unwrap();
-                        }
-                        let result = client.query_one(&sql, (i,)).await;
-                        if in_tx {
-                            client.batch_execute("COMMIT").await.unwrap();
-                        }
+                        let result = if i % 3 == 0 {
+                            let tx = client.transaction().await.unwrap();
+                            let r = tx.query_one(&sql, (i,)).await;
+                            // A failed statement leaves the transaction
+                            // aborted: end it either way.
+                            tx.rollback().await.unwrap();
+                            r
+                        } else {
+                            client.query_one(&sql, (i,)).await
+                        };
                         match result {
                             Ok(row) => {
                                 assert_eq!(
