@@ -78,6 +78,10 @@ async fn a_1_gb_result_streams_with_flat_memory() {
             grown < 64 * 1024,
             "RSS grew by {grown} kB while streaming 1 GB"
         );
+        // And what the driver held unread stayed near its 1 MiB bound: one
+        // read (64 KiB) past it at most, plus the message being framed.
+        let peak = client.stats().peak_buffered_bytes;
+        assert!(peak <= (1 << 20) + 128 * 1024, "peak buffered {peak} bytes");
     })
     .await
     .expect("1 GB stream exceeded its bound");
