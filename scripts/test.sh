@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 if [ -z "${PGPIPE_TEST_URL:-}" ]; then
   scripts/ensure-postgres.sh
 fi
+# The pgbouncer tests (crates/pgpipe/tests/pgbouncer.rs) need PgBouncer.
+scripts/ensure-pgbouncer.sh
 
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check

@@ -312,6 +312,28 @@ impl Cluster {
         result
     }
 
+    /// Like [`Cluster::restart`], with an immediate shutdown (`pg_ctl
+    /// restart -m immediate`: the postmaster and every backend quit at once,
+    /// without a checkpoint; the start that follows runs crash recovery).
+    /// Refused for an external server.
+    pub fn restart_immediate(&self) -> Result<(), TestkitError> {
+        let server = self.managed("restart")?;
+        let result = server.restart_immediate();
+        self.note_state(server);
+        result
+    }
+
+    /// Begins a smart shutdown (`pg_ctl stop -m smart`, SIGTERM) and returns
+    /// at once: sessions already open go on, new connections are refused
+    /// with SQLSTATE `57P03` ("the database system is shutting down"), and
+    /// the server exits when its last session ends. Call
+    /// [`Cluster::stop`] or [`Cluster::start_again`] afterwards. Refused for
+    /// an external server.
+    pub fn begin_smart_shutdown(&self) -> Result<(), TestkitError> {
+        let server = self.managed("shut down")?;
+        server.signal_postmaster(libc::SIGTERM)
+    }
+
     /// Stops the server: fast shutdown (every connection is cut, open
     /// transactions roll back), SIGKILL if it takes over 30 s. When this
     /// returns the postmaster has exited and the port refuses connections;

@@ -17,6 +17,13 @@
 //! * [`TlsCluster`]: `ssl=on` and `ssl=off` clusters with `hostssl`,
 //!   `hostnossl` and `cert` roles ([`TlsRole`]), and [`TestPki`], the CA,
 //!   server and client certificates made at run time with rcgen.
+//!   message builders in [`msg`] and SCRAM server helpers in [`scram`].
+//! * [`Bouncer`]: PgBouncer in transaction pooling mode in front of a
+//!   cluster (`scripts/ensure-pgbouncer.sh` installs it).
+//! * [`FaultProxy`]: a TCP proxy for network faults, controlled at run time
+//!   per direction ([`LinkFaults`]: latency, jitter, bandwidth, sliced
+//!   writes, black hole, close or stall after N bytes) plus connection
+//!   resets and refused connections.
 //!
 //! Needs the PostgreSQL server binaries (initdb, postgres) for clusters:
 //! `sudo apt-get install -y postgresql` on Debian/Ubuntu. When run as root,
@@ -36,6 +43,7 @@
 
 mod auth;
 mod binaries;
+mod bouncer;
 mod cluster;
 mod database;
 mod error;
@@ -43,11 +51,13 @@ mod fake;
 mod mini_client;
 mod pki;
 mod process;
+mod proxy;
 mod roles;
 mod server;
 mod tls_cluster;
 mod url;
 
+pub use bouncer::Bouncer;
 pub use cluster::{test_url, Cluster, TEST_URL_VAR};
 pub use database::TestDatabase;
 pub use error::TestkitError;
@@ -55,6 +65,7 @@ pub use fake::{
     msg, scram, FakeError, FakeErrorKind, FakeServer, Responder, Script, Step, Transcript,
 };
 pub use pki::{ServerCert, TestPki, CERT_USER};
+pub use proxy::{Direction, FaultProxy, LinkFaults, ProxyStats};
 pub use roles::AuthRole;
 pub use tls_cluster::{test_pki, TlsCluster, TlsRole};
 

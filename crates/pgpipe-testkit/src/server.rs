@@ -233,6 +233,24 @@ impl Server {
         self.start_again().map_err(|e| e.context("restart"))
     }
 
+    /// Immediate shutdown (SIGQUIT), then a start (with crash recovery).
+    pub(crate) fn restart_immediate(&self) -> Result<(), TestkitError> {
+        self.stop(libc::SIGQUIT, STOP_TIMEOUT);
+        self.start_again()
+            .map_err(|e| e.context("restart (immediate)"))
+    }
+
+    /// Sends `sig` to the running postmaster.
+    pub(crate) fn signal_postmaster(&self, sig: libc::c_int) -> Result<(), TestkitError> {
+        match self.pid.load(Ordering::SeqCst) {
+            0 => Err(TestkitError::new("the server is not running")),
+            pid => {
+                signal(pid, sig);
+                Ok(())
+            }
+        }
+    }
+
     /// Starts a stopped server again on its port and data directory; nothing
     /// when it is running.
     pub(crate) fn start_again(&self) -> Result<(), TestkitError> {

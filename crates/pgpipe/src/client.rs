@@ -540,8 +540,10 @@ impl Client {
             Err(_) => {
                 // The server did not end the query: its state is unknown, and a
                 // late cancel could still hit the next query. Give up the connection.
+                // The requests queued behind it were never sent: Closed
+                // (safe to retry elsewhere), not a protocol violation.
                 shared.abort(Error::new(
-                    ErrorKind::Timeout,
+                    ErrorKind::Closed,
                     "the server did not end a timed-out query after a cancel; connection closed",
                 ));
                 timeout.context("the server did not answer the cancel; the connection was closed")

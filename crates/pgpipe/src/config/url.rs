@@ -296,10 +296,33 @@ fn redact(url: &str, rest: &str) -> String {
         .unwrap_or("");
     let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
     let authority = &rest[..authority_end];
-    if let Some(at) = authority.rfind('@') {
-        if let Some(colon) = authority[..at].find(':') {
-            return format!("{scheme}{}:********{}", &authority[..colon], &rest[at..]);
-        }
-    }
-    url.to_owned()
+    let shown = match authority.rfind('@') {
+        Some(at) => match authority[..at].find(':') {
+            Some(colon) => format!("{scheme}{}:********{}", &authority[..colon], &rest[at..]),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    };
+    redact_query(&shown)
+}
+
+/// Hides the values of `password=` and `sslpassword=` query parameters.
+fn redact_query(url: &str) -> String {
+    let Some(q) = url.find('?') else {
+        return url.to_owned();
+    };
+    let (head, query) = url.split_at(q + 1);
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((key, _)) if is_secret_key(key) => format!("{key}=********"),
+            _ => pair.to_owned(),
+        })
+        .collect();
+    format!("{head}{}", pairs.join("&"))
+}
+
+fn is_secret_key(key: &str) -> bool {
+    let key = percent_encoding::percent_decode_str(key).decode_utf8_lossy();
+    key == "password" || key == "sslpassword"
 }

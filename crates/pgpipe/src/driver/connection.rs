@@ -94,8 +94,8 @@ impl Connection {
     /// Takes queued requests; returns whether Terminate has been queued.
     fn take_requests(&mut self, cx: &mut Context<'_>) -> Result<bool, Error> {
         let mut q = self.shared.lock();
-        if let Some(reason) = &q.abort {
-            return Err(Error::protocol(reason.clone()));
+        if let Some((kind, reason)) = &q.abort {
+            return Err(Error::new(*kind, reason.clone()));
         }
         match &q.driver_waker {
             Some(w) if w.will_wake(cx.waker()) => {}
@@ -146,11 +146,18 @@ impl Connection {
     }
 
     /// Reads once; Ok(None) if the socket has nothing, Ok(Some(0)) on EOF.
+    ///
+    /// At most READ_CHUNK bytes per read: the read buffer's spare capacity
+    /// can be far larger (BytesMut doubles its storage when it grows in
+    /// place), and one read of all of it could take several megabytes from
+    /// the kernel past the backpressure bound, which is only checked
+    /// between reads.
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Result<Option<usize>, Error> {
         if self.read_buf.capacity() - self.read_buf.len() < READ_CHUNK / 4 {
             self.read_buf.reserve(READ_CHUNK);
         }
-        match tokio_util::io::poll_read_buf(Pin::new(&mut self.socket), cx, &mut self.read_buf) {
+        let mut window = bytes::BufMut::limit(&mut self.read_buf, READ_CHUNK);
+        match tokio_util::io::poll_read_buf(Pin::new(&mut self.socket), cx, &mut window) {
             Poll::Ready(Ok(n)) => Ok(Some(n)),
             Poll::Ready(Err(e)) => Err(Error::io("reading from the server", e)),
             Poll::Pending => Ok(None),

@@ -94,9 +94,10 @@ pub(crate) struct Queue {
     pub(crate) closed: Option<String>,
     /// Terminate was queued: the driver finishes once the server hangs up.
     pub(crate) terminating: bool,
-    /// A caller found the server breaking the protocol: the driver closes
-    /// the connection with this reason, since its state can't be trusted.
-    pub(crate) abort: Option<String>,
+    /// A caller found the server breaking the protocol (or gave up on a
+    /// query the server would not end): the driver closes the connection,
+    /// failing the other requests with this kind and reason.
+    pub(crate) abort: Option<(crate::ErrorKind, String)>,
     pub(crate) driver_waker: Option<Waker>,
     /// While set the driver sends nothing new: a cancel for the only
     /// request in flight is under way and must not hit a later one.
@@ -187,6 +188,12 @@ pub(crate) struct Shared {
     pub(crate) parameters: RwLock<HashMap<String, String>>,
     pub(crate) notice_handler: RwLock<Option<NoticeHandler>>,
     next_statement_id: AtomicU64,
+    /// A random tag in every statement and portal name of this connection.
+    /// Behind a pooler in transaction mode, server connections are shared
+    /// by many clients: with names unique to the connection, a statement
+    /// prepared by another client can never be executed in place of ours
+    /// (the server answers 26000 "does not exist" instead).
+    name_tag: u64,
     peak_buffered: AtomicUsize,
     /// The status byte of the last ReadyForQuery.
     transaction_status: AtomicU8,
@@ -242,6 +249,7 @@ impl Shared {
             parameters: RwLock::new(parameters),
             notice_handler: RwLock::new(None),
             next_statement_id: AtomicU64::new(0),
+            name_tag: random_tag(),
             peak_buffered: AtomicUsize::new(0),
             transaction_status: AtomicU8::new(b'I'),
             outstanding: AtomicUsize::new(0),
@@ -716,7 +724,8 @@ impl Shared {
     pub(crate) fn abort(&self, error: Error) -> Error {
         let waker = {
             let mut q = self.lock();
-            q.abort.get_or_insert_with(|| error.to_string());
+            q.abort
+                .get_or_insert_with(|| (error.kind(), error.to_string()));
             q.closed.get_or_insert_with(|| error.to_string());
             self.closed_flag.store(true, Ordering::Release);
             q.driver_waker.take()
@@ -827,12 +836,12 @@ impl Shared {
 
     pub(crate) fn next_statement_name(&self) -> String {
         let id = self.next_statement_id.fetch_add(1, Ordering::Relaxed);
-        format!("pgpipe_s{id}")
+        format!("pgpipe_{:x}_s{id}", self.name_tag)
     }
 
     pub(crate) fn next_portal_name(&self) -> String {
         let id = self.next_statement_id.fetch_add(1, Ordering::Relaxed);
-        format!("pgpipe_p{id}")
+        format!("pgpipe_{:x}_p{id}", self.name_tag)
     }
 
     pub(crate) fn parameter(&self, name: &str) -> Option<String> {
@@ -842,6 +851,21 @@ impl Shared {
             .get(name)
             .cloned()
     }
+}
+
+/// 64 random-enough bits: the standard library's per-process random hasher
+/// keys, mixed with a process-wide counter and the time, so that
+/// connections of one process and of different processes differ.
+fn random_tag() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    h.finish()
 }
 
 /// Parse + Bind + Execute of `sql` on the unnamed statement and portal,

@@ -202,9 +202,15 @@ impl Lease<'_> {
     /// the lane, and so does one left inside a transaction (someone ran
     /// BEGIN through `Pool::execute`): the other statements sharing it must
     /// not run in that transaction.
+    ///
+    /// A statement that timed out retires the connection too: it could not
+    /// be cancelled (others share the connection), so it still holds up
+    /// everything pipelined behind it, and on a dead link (no RST, no FIN)
+    /// the connection would otherwise stay in the lane, timing out every
+    /// statement handed to it, forever.
     pub(crate) fn finish(self, error: Option<&Error>) {
         let client = self.client();
-        if error.is_some() && client.is_closed() {
+        if error.is_some_and(|e| client.is_closed() || e.is_timeout()) {
             self.lane.remove(&self.conn, CloseReason::Broken);
         } else if client.transaction_status() != TransactionStatus::Idle {
             tracing::warn!(

@@ -36,11 +36,19 @@ pub(crate) async fn read_response(
         let (tag, body) = match responses.next_raw().await {
             Ok(m) => m,
             Err(e) => {
+                // A server error read before the connection ended explains
+                // it (a FATAL such as 57P01 from pg_terminate_backend is
+                // followed by the server closing the socket): report that,
+                // not just "closed".
+                let e = match error {
+                    Some(db) if db.is_db() => db,
+                    _ => e,
+                };
                 return Outcome {
                     result: Err(e),
                     columns,
                     parsed,
-                }
+                };
             }
         };
         match tag {
@@ -95,8 +103,11 @@ pub(crate) async fn read_response(
                             // report it as the caller's mistake it is.
                             let wrong_count =
                                 parsed && !bound && *db.code() == SqlState::PROTOCOL_VIOLATION;
+                            let pooler = pooler_hint(&db);
                             let e = Error::db(db);
-                            if wrong_count {
+                            if let Some(hint) = pooler {
+                                e.context(hint)
+                            } else if wrong_count {
                                 e.with_kind(ErrorKind::ParameterCount)
                                     .context("wrong number of parameters")
                             } else {
@@ -125,4 +136,21 @@ pub(crate) async fn read_response(
         columns,
         parsed,
     }
+}
+
+/// 26000 ("prepared statement ... does not exist") or 42P05 ("... already
+/// exists") about one of pgpipe's own statement names: on a connection of
+/// its own, pgpipe never causes either, so something in between shares
+/// server sessions. Say what to do about it.
+fn pooler_hint(db: &DbError) -> Option<&'static str> {
+    let code = db.code();
+    let ours = db.message().contains("\"pgpipe_");
+    (ours
+        && (*code == SqlState::INVALID_SQL_STATEMENT_NAME
+            || *code == SqlState::DUPLICATE_PSTATEMENT))
+        .then_some(
+            "a named statement was not found where pgpipe prepared it; if a connection \
+             pooler in transaction mode (such as PgBouncer) sits between pgpipe and the \
+             server, use query_mode=unnamed",
+        )
 }
