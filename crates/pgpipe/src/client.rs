@@ -9,6 +9,7 @@ use pgpipe_types::{Params, Type};
 use crate::driver::Shared;
 use crate::driver::Slot;
 use crate::error::{DbError, ErrorKind, SqlState};
+use crate::observe::{self, sql_of};
 use crate::query::Batch;
 use crate::query::FromRow;
 use crate::query::RowStream;
@@ -20,6 +21,7 @@ use crate::types::Resolved;
 use crate::Error;
 use crate::{CancelToken, TransactionStatus};
 use std::time::Duration;
+use tracing::Instrument;
 
 struct Inner {
     shared: Arc<Shared>,
@@ -149,10 +151,9 @@ impl Client {
         P: Params,
     {
         let mut rows = Vec::new();
-        let ran = self
-            .run(statement.to_statement(), &params, true, |row| {
-                rows.push(row)
-            })
+        let st = statement.to_statement();
+        let run = self.run(st, &params, true, |row| rows.push(row));
+        let ran = observe::traced("query", Some(self.shared()), sql_of(&st), |r| r.affected, run)
             .await?;
         if let Some(columns) = ran.described {
             for row in &mut rows {
@@ -191,8 +192,8 @@ impl Client {
         let mut held = Vec::new();
         let mut plan: Option<Result<T::Columns, Error>> = None;
         let mut failed: Option<Error> = None;
-        let ran = self
-            .run(statement.to_statement(), &params, true, |row| {
+        let st = statement.to_statement();
+        let run = self.run(st, &params, true, |row| {
                 if failed.is_some() {
                     return;
                 }
@@ -210,7 +211,8 @@ impl Client {
                     Some(Err(_)) => {}
                     None => held.push(row),
                 }
-            })
+            });
+        let ran = observe::traced("query", Some(self.shared()), sql_of(&st), |r| r.affected, run)
             .await?;
         match (plan, failed) {
             (Some(Err(e)), _) | (_, Some(e)) => return Err(e),
@@ -290,10 +292,13 @@ impl Client {
         S: ToStatement + ?Sized,
         P: Params,
     {
-        let permit = self.shared().permit().await?;
-        let (responses, plan) =
-            send_query(self.shared(), permit, statement.to_statement(), &params)?;
-        Ok(RowStream::new(self.shared().clone(), responses, plan))
+        let st = statement.to_statement();
+        let op = observe::Op::start("query_stream", Some(self.shared()), sql_of(&st));
+        let sent = async { send_query(self.shared(), self.shared().permit().await?, st, &params) };
+        match sent.instrument(op.span().clone()).await {
+            Ok((responses, plan)) => Ok(RowStream::new(self.shared().clone(), responses, plan, op)),
+            Err(e) => Err(op.failed(e)),
+        }
     }
 
     /// Counters of this connection, for monitoring and tests.
@@ -364,10 +369,10 @@ impl Client {
         S: ToStatement + ?Sized,
         P: Params,
     {
-        Ok(self
-            .run(statement.to_statement(), &params, false, drop)
-            .await?
-            .affected)
+        let st = statement.to_statement();
+        let run = self.run(st, &params, false, drop);
+        let ran = observe::traced("execute", Some(self.shared()), sql_of(&st), |r| r.affected, run);
+        Ok(ran.await?.affected)
     }
 
     /// Sends one statement and reads its response, keeping the statement
@@ -429,8 +434,10 @@ impl Client {
     ) -> Result<Ran, Error> {
         let mut retried = false;
         loop {
+            let timing = observe::Timing::start();
             let permit = self.shared().permit().await?;
             let (mut responses, plan) = send_query(self.shared(), permit, statement, params)?;
+            let timing = timing.sent(self.shared());
             let reading = read_response(self.shared(), &mut responses, plan.columns(), &mut on_row);
             let outcome = match self.timeout {
                 None => reading.await,
@@ -443,6 +450,7 @@ impl Client {
                     }
                 },
             };
+            timing.answered();
             let mut described = None;
             if let (true, Ok(_), Some(columns)) = (describe, &outcome.result, &outcome.columns) {
                 described = self.resolve_columns(columns).await?;
@@ -567,6 +575,11 @@ impl Client {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn prepare_typed(&self, sql: &str, types: &[Type]) -> Result<Statement, Error> {
+        let prepare = self.prepare_untraced(sql, types);
+        observe::traced("prepare", Some(self.shared()), Some(sql), |_| 0, prepare).await
+    }
+
+    async fn prepare_untraced(&self, sql: &str, types: &[Type]) -> Result<Statement, Error> {
         let name = self.shared().next_statement_name();
         let oids: Vec<u32> = types.iter().map(Type::oid).collect();
         let mut responses = self
@@ -653,11 +666,12 @@ impl Client {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn simple_query(&self, sql: &str) -> Result<Vec<SimpleQueryMessage>, Error> {
-        let mut responses = self
-            .shared()
-            .send(|enc, buf| enc.query(sql, buf).map_err(encode_error))
-            .await?;
-        read_simple(self.shared(), &mut responses).await
+        let run = async {
+            let shared = self.shared();
+            let responses = shared.send(|enc, buf| enc.query(sql, buf).map_err(encode_error));
+            read_simple(shared, &mut responses.await?).await
+        };
+        observe::traced("simple_query", Some(self.shared()), Some(sql), |m| simple_rows(m), run).await
     }
 
     /// Runs SQL text (several statements allowed) and discards any rows:
@@ -725,6 +739,12 @@ impl Client {
     pub fn secret_key(&self) -> i32 {
         self.shared().secret_key
     }
+}
+
+/// The rows a simple query returned, for its span.
+fn simple_rows(messages: &[SimpleQueryMessage]) -> u64 {
+    let rows = messages.iter().filter(|m| matches!(m, SimpleQueryMessage::Row(_)));
+    rows.count() as u64
 }
 
 /// Reopens the write gate closed for a cancel.

@@ -24,6 +24,8 @@ pub mod config;
 mod connect;
 mod driver;
 mod error;
+pub mod named;
+pub mod observe;
 pub mod pool;
 mod query;
 pub mod types;

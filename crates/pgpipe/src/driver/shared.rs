@@ -69,6 +69,8 @@ pub(crate) struct Shared {
     pub(crate) query_timeout: Option<Duration>,
     /// User-defined types looked up on this connection.
     pub(crate) types: TypeRegistry,
+    /// The database name, for spans (`db.namespace`); set once at connect.
+    pub(crate) database: std::sync::OnceLock<String>,
 }
 
 impl Shared {
@@ -105,6 +107,7 @@ impl Shared {
             cancel,
             query_timeout,
             types: TypeRegistry::default(),
+            database: std::sync::OnceLock::new(),
         }
     }
 

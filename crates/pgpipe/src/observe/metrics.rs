@@ -1,0 +1,110 @@
+//! Metrics through the `metrics` facade (feature `metrics`); names and
+//! labels follow the OpenTelemetry database conventions (see the module
+//! docs of `observe`).
+
+use std::time::Duration;
+
+use metrics::{counter, gauge, histogram};
+
+use crate::Error;
+
+/// One operation ended.
+pub(crate) fn operation(
+    operation: &'static str,
+    summary: Option<&'static str>,
+    took: Duration,
+    error: Option<&Error>,
+) {
+    let seconds = took.as_secs_f64();
+    match (summary, error) {
+        (None, None) => histogram!(
+            "db.client.operation.duration",
+            "db.system.name" => "postgresql",
+            "db.operation.name" => operation,
+        )
+        .record(seconds),
+        (Some(s), None) => histogram!(
+            "db.client.operation.duration",
+            "db.system.name" => "postgresql",
+            "db.operation.name" => operation,
+            "db.query.summary" => s,
+        )
+        .record(seconds),
+        (None, Some(e)) => histogram!(
+            "db.client.operation.duration",
+            "db.system.name" => "postgresql",
+            "db.operation.name" => operation,
+            "error.type" => super::error_type(e),
+        )
+        .record(seconds),
+        (Some(s), Some(e)) => histogram!(
+            "db.client.operation.duration",
+            "db.system.name" => "postgresql",
+            "db.operation.name" => operation,
+            "db.query.summary" => s,
+            "error.type" => super::error_type(e),
+        )
+        .record(seconds),
+    }
+}
+
+/// Requests in flight on a connection as one more is handed over.
+pub(crate) fn pipeline_depth(depth: usize) {
+    histogram!("pgpipe.pipeline.depth").record(depth as f64);
+}
+
+/// The statement cache answered a lookup.
+pub(crate) fn cache_lookup(hit: bool) {
+    if hit {
+        counter!("pgpipe.statement_cache.hits").increment(1);
+    } else {
+        counter!("pgpipe.statement_cache.misses").increment(1);
+    }
+}
+
+/// The statement cache evicted a statement to make room.
+pub(crate) fn cache_eviction() {
+    counter!("pgpipe.statement_cache.evictions").increment(1);
+}
+
+/// The most response bytes a connection ever held unread, after a stream.
+pub(crate) fn peak_buffered(bytes: usize) {
+    gauge!("pgpipe.connection.peak_buffered_bytes").set(bytes as f64);
+}
+
+/// A pool's gauges, after a change.
+pub(crate) fn pool_gauges(pool: &str, idle: usize, used: usize, max: usize, pending: usize) {
+    let name = pool.to_owned();
+    gauge!("db.client.connection.count", "db.client.connection.pool.name" => name.clone(), "db.client.connection.state" => "idle")
+        .set(idle as f64);
+    gauge!("db.client.connection.count", "db.client.connection.pool.name" => name.clone(), "db.client.connection.state" => "used")
+        .set(used as f64);
+    gauge!("db.client.connection.max", "db.client.connection.pool.name" => name.clone())
+        .set(max as f64);
+    gauge!("db.client.connection.pending_requests", "db.client.connection.pool.name" => name)
+        .set(pending as f64);
+}
+
+/// An acquire gave up waiting.
+pub(crate) fn pool_timeout(pool: &str) {
+    counter!("db.client.connection.timeouts", "db.client.connection.pool.name" => pool.to_owned())
+        .increment(1);
+}
+
+/// A pool opened a connection in `took`.
+pub(crate) fn pool_create_time(pool: &str, took: Duration) {
+    histogram!("db.client.connection.create_time", "db.client.connection.pool.name" => pool.to_owned())
+        .record(took.as_secs_f64());
+}
+
+/// An acquire waited `took` for a connection.
+pub(crate) fn pool_wait_time(pool: &str, took: Duration) {
+    histogram!("db.client.connection.wait_time", "db.client.connection.pool.name" => pool.to_owned())
+        .record(took.as_secs_f64());
+}
+
+/// A connection was checked out for `took`.
+pub(crate) fn pool_use_time(pool: &str, took: Duration) {
+    histogram!("db.client.connection.use_time", "db.client.connection.pool.name" => pool.to_owned())
+        .record(took.as_secs_f64());
+}
