@@ -47,7 +47,7 @@ pub use query::{
 };
 
 #[cfg(feature = "derive")]
-pub use pgpipe_derive::{Composite, Decode, Encode, FromRow, PgEnum};
+pub use pgpipe_derive::{Composite, Decode, Encode, FromRow, PgEnum, Query};
 pub use pgpipe_types::{Decode, Encode, Params, Type};
 
 #[doc(hidden)]
