@@ -41,8 +41,9 @@ pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};
 pub use pgpipe_proto::backend::TransactionStatus;
 pub use pool::{Pool, PoolConfig, PoolStats, PooledClient, Provider};
 pub use query::from_row;
+pub use query::MAX_PARAMS;
 pub use query::{
-    Batch, BatchResult, Column, FromRow, Portal, Row, RowIndex, RowStream, SimpleQueryMessage,
+    Batch, BatchResult, BuiltQuery, Column, Ident, QueryBuilder, Separated, FromRow, Portal, Row, RowIndex, RowStream, SimpleQueryMessage,
     SimpleQueryRow, Statement, StatementRef, ToStatement,
 };
 
