@@ -6,8 +6,8 @@ use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::{Params, Type};
 
-use crate::driver::Shared;
 use crate::driver::Slot;
+use crate::driver::{Request, SessionId, Shared, NO_SESSION};
 use crate::error::{DbError, ErrorKind, SqlState};
 use crate::observe::{self, sql_of};
 use crate::query::Batch;
@@ -72,6 +72,10 @@ pub struct Client {
     inner: Arc<Inner>,
     /// Client-side timeout of each query made through this handle.
     timeout: Option<Duration>,
+    /// The reservation this handle's requests belong to: set on a
+    /// transaction's handle, whose requests go out while other handles'
+    /// wait behind the transaction.
+    session: SessionId,
 }
 
 impl Client {
@@ -79,6 +83,7 @@ impl Client {
         Client {
             timeout: shared.query_timeout,
             inner: Arc::new(Inner { shared }),
+            session: NO_SESSION,
         }
     }
 
@@ -113,6 +118,7 @@ impl Client {
         Client {
             inner: self.inner.clone(),
             timeout: (!timeout.is_zero()).then_some(timeout),
+            session: self.session,
         }
     }
 
@@ -123,6 +129,25 @@ impl Client {
 
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.inner.shared
+    }
+
+    /// The client-side query timeout of this handle.
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The reservation this handle's requests belong to.
+    pub(crate) fn session(&self) -> SessionId {
+        self.session
+    }
+
+    /// A handle on the same connection whose requests belong to `session`.
+    pub(crate) fn in_session(&self, session: SessionId) -> Client {
+        Client {
+            inner: self.inner.clone(),
+            timeout: self.timeout,
+            session,
+        }
     }
 
     /// Runs a statement and returns all its rows.
@@ -294,7 +319,10 @@ impl Client {
     {
         let st = statement.to_statement();
         let op = observe::Op::start("query_stream", Some(self.shared()), sql_of(&st));
-        let sent = async { send_query(self.shared(), self.shared().permit().await?, st, &params) };
+        let sent = async {
+            let permit = self.shared().permit().await?;
+            send_query(self.shared(), self.session, permit, st, &params)
+        };
         match sent.instrument(op.span().clone()).await {
             Ok((responses, plan)) => Ok(RowStream::new(self.shared().clone(), responses, plan, op)),
             Err(e) => Err(op.failed(e)),
@@ -436,7 +464,8 @@ impl Client {
         loop {
             let timing = observe::Timing::start();
             let permit = self.shared().permit().await?;
-            let (mut responses, plan) = send_query(self.shared(), permit, statement, params)?;
+            let (mut responses, plan) =
+                send_query(self.shared(), self.session, permit, statement, params)?;
             let timing = timing.sent(self.shared());
             let reading = read_response(self.shared(), &mut responses, plan.columns(), &mut on_row);
             let outcome = match self.timeout {
@@ -584,7 +613,7 @@ impl Client {
         let oids: Vec<u32> = types.iter().map(Type::oid).collect();
         let mut responses = self
             .shared()
-            .send(|enc, buf| {
+            .send(self.session, Request::Statement, |enc, buf| {
                 enc.parse(&name, sql, &oids, buf).map_err(encode_error)?;
                 enc.describe(Target::Statement, &name, buf)
                     .map_err(encode_error)?;
@@ -667,9 +696,14 @@ impl Client {
     /// Cancel safe (see [`Client`]).
     pub async fn simple_query(&self, sql: &str) -> Result<Vec<SimpleQueryMessage>, Error> {
         let run = async {
-            let shared = self.shared();
-            let responses = shared.send(|enc, buf| enc.query(sql, buf).map_err(encode_error));
-            read_simple(shared, &mut responses.await?).await
+            self.flush_begin().await?;
+            let mut responses = self
+                .shared()
+                .send(self.session, Request::Simple, |enc, buf| {
+                    enc.query(sql, buf).map_err(encode_error)
+                })
+                .await?;
+            read_simple(self.shared(), &mut responses).await
         };
         observe::traced("simple_query", Some(self.shared()), Some(sql), |m| simple_rows(m), run).await
     }

@@ -28,6 +28,7 @@ pub mod named;
 pub mod observe;
 pub mod pool;
 mod query;
+mod transaction;
 pub mod types;
 
 pub use client::{Client, ClientStats};
@@ -46,6 +47,7 @@ pub use query::{
     Batch, BatchResult, BuiltQuery, Column, Ident, QueryBuilder, Separated, FromRow, Portal, Row, RowIndex, RowStream, SimpleQueryMessage,
     SimpleQueryRow, Statement, StatementRef, ToStatement,
 };
+pub use transaction::{IsolationLevel, RetryPolicy, Transaction, TransactionBuilder};
 
 #[cfg(feature = "derive")]
 pub use pgpipe_derive::{Composite, Decode, Encode, FromRow, PgEnum, Query};

@@ -123,6 +123,17 @@ async fn operation_spans_carry_opentelemetry_fields() {
         assert_eq!(n, 5);
         assert_eq!(last(&recorder, "query_stream").field("db.response.returned_rows"), Some("5"));
 
+        // Transactions: a named query inside one, then commit and rollback.
+        let tx = client.transaction().await.unwrap();
+        let rows = AllMessages { uid: 7 }.fetch_all(&tx).await.unwrap();
+        assert_eq!(rows.len(), 5);
+        tx.commit().await.unwrap();
+        let commit = last(&recorder, "commit");
+        assert!(commit.closed);
+        assert_eq!(commit.field("error.type"), None);
+        client.transaction().await.unwrap().rollback().await.unwrap();
+        assert!(last(&recorder, "rollback").closed);
+
         // Other operations have spans too.
         client.prepare("SELECT 1").await.unwrap();
         assert!(last(&recorder, "prepare").closed);

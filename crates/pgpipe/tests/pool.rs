@@ -4,13 +4,10 @@
 
 mod common;
 
-use std::future::Future;
-use std::pin::pin;
 use std::sync::Arc;
-use std::task::Context;
 use std::time::Duration;
 
-use common::{bounded, database};
+use common::{bounded, database, poll_then_drop};
 use pgpipe::{Client, ErrorKind, Pool, PoolConfig, Provider, TransactionStatus};
 use pgpipe_testkit::{AuthRole, TestDatabase};
 use tokio::time::Instant;
@@ -95,14 +92,14 @@ async fn five_hundred_tasks_over_eight_connections() {
                     }
                     // A transaction.
                     _ => {
-                        let tx = pool.begin().await.unwrap();
+                        let tx = pool.transaction().await.unwrap();
                         let row = tx
                             .query_one("SELECT $1::text", (format!("t{i}"),))
                             .await
                             .unwrap();
                         assert_eq!(row.get::<&str, _>(0), format!("t{i}"));
                         assert_eq!(tx.transaction_status(), TransactionStatus::InTransaction);
-                        tx.batch_execute("COMMIT").await.unwrap();
+                        tx.commit().await.unwrap();
                     }
                 }
             }));
@@ -276,8 +273,8 @@ async fn returned_transactions_are_rolled_back() {
         assert_eq!(n, 0);
         drop(conn);
 
-        // begin() dropped without COMMIT.
-        let tx = pool.begin().await.unwrap();
+        // A pool transaction dropped without COMMIT.
+        let tx = pool.transaction().await.unwrap();
         tx.batch_execute("CREATE TEMP TABLE never_committed (x int)")
             .await
             .unwrap();
@@ -304,22 +301,6 @@ async fn returned_transactions_are_rolled_back() {
         assert_eq!(pool.stats().closed_broken, 0);
     })
     .await
-}
-
-fn noop_context() -> Context<'static> {
-    Context::from_waker(std::task::Waker::noop())
-}
-
-/// Polls `fut` `polls` times, yielding in between, then drops it.
-async fn poll_then_drop<F: Future>(fut: F, polls: u64) -> Option<F::Output> {
-    let mut fut = pin!(fut);
-    for _ in 0..polls {
-        if let std::task::Poll::Ready(out) = fut.as_mut().poll(&mut noop_context()) {
-            return Some(out);
-        }
-        tokio::task::yield_now().await;
-    }
-    None
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

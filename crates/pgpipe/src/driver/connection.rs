@@ -286,7 +286,7 @@ impl Connection {
             let mut q = self.shared.lock();
             self.shared.mark_closed(&mut q, || reason.to_owned());
             q.write_buf.clear();
-            q.slots.drain(..).collect()
+            self.shared.drain_unsent(&mut q)
         };
         let mut n = 0;
         for slot in self.in_flight.drain(..).chain(queued) {

@@ -6,6 +6,7 @@
 //! requests that arrive together leave together (implicit pipelining).
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::task::Waker;
@@ -13,11 +14,12 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use pgpipe_proto::frontend::{self, Encoder};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use crate::driver::CancelToken;
 use crate::driver::{Responses, Slot};
 use crate::error::DbError;
+use crate::error::ErrorKind;
 use crate::query::StatementCache;
 use crate::types::TypeRegistry;
 use crate::Error;
@@ -42,6 +44,58 @@ pub(crate) struct Queue {
     /// Lives under the same lock as the write buffer: a lookup and the
     /// request that relies on it are one atomic step.
     pub(crate) cache: StatementCache,
+    /// A session (transaction, COPY) that has the connection to itself.
+    reservation: Option<Reservation>,
+    /// Handed to requests encoded while another session holds the
+    /// connection: they are sent later, after the session's own requests,
+    /// so they must not rely on (or create) cached statements whose Parse
+    /// would travel in a different order.
+    no_cache: StatementCache,
+}
+
+/// Who sends a request: every [`Client`](crate::Client) handle carries one.
+/// `NONE` for ordinary handles; a transaction's handle carries the id of
+/// its reservation, so that its requests go out at once while other
+/// handles' requests wait behind it.
+pub(crate) type SessionId = u64;
+
+/// The session id of handles that hold no reservation.
+pub(crate) const NO_SESSION: SessionId = 0;
+
+/// What a request is, which decides how a reservation treats it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Request {
+    /// A statement through the extended protocol: a pending BEGIN travels
+    /// in front of it (sharing its Sync); refused without a round trip in
+    /// a failed transaction.
+    Statement,
+    /// Transaction control sent by pgpipe itself (SAVEPOINT, ROLLBACK TO,
+    /// COMMIT): a pending BEGIN travels in front of it; never refused.
+    Control,
+    /// A simple Query message: a pending BEGIN must have been flushed first
+    /// (the server skips a Query after a failed unsynced message, which
+    /// would leave it unanswered); never refused, so that a user can still
+    /// roll back to a savepoint by hand.
+    Simple,
+    /// Housekeeping nobody waits for (closing a statement or portal).
+    Detached,
+}
+
+/// A connection held by one session (a transaction): its requests go into
+/// the write buffer; everyone else's are encoded into `deferred` and
+/// follow once the session ends, so they never run inside it.
+struct Reservation {
+    session: SessionId,
+    /// The BEGIN statement while it has not been sent: it is written in
+    /// front of the session's next request and shares that request's Sync,
+    /// so a failed BEGIN makes the server skip the request instead of
+    /// running it outside the transaction.
+    begin: Option<Box<str>>,
+    /// Set when a BEGIN sent in front of a request failed: later requests
+    /// of the session must not run (they would run outside a transaction).
+    begin_failed: Arc<AtomicBool>,
+    deferred_buf: BytesMut,
+    deferred_slots: Vec<Arc<Slot>>,
 }
 
 /// Requests that may be queued or awaiting their answer on one connection.
@@ -71,6 +125,9 @@ pub(crate) struct Shared {
     pub(crate) types: TypeRegistry,
     /// The database name, for spans (`db.namespace`); set once at connect.
     pub(crate) database: std::sync::OnceLock<String>,
+    /// Woken when a reservation ends.
+    released: Notify,
+    next_session: AtomicU64,
 }
 
 impl Shared {
@@ -92,6 +149,8 @@ impl Shared {
                 driver_waker: None,
                 write_gate: false,
                 cache: StatementCache::new(statement_cache_capacity),
+                reservation: None,
+                no_cache: StatementCache::new(0),
             }),
             permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             encoder,
@@ -108,6 +167,8 @@ impl Shared {
             query_timeout,
             types: TypeRegistry::default(),
             database: std::sync::OnceLock::new(),
+            released: Notify::new(),
+            next_session: AtomicU64::new(NO_SESSION + 1),
         }
     }
 
@@ -132,18 +193,25 @@ impl Shared {
     }
 
     /// Queues a request, after waiting for a place in the queue.
-    pub(crate) async fn send<F>(&self, encode: F) -> Result<Responses, Error>
+    pub(crate) async fn send<F>(
+        &self,
+        session: SessionId,
+        kind: Request,
+        encode: F,
+    ) -> Result<Responses, Error>
     where
         F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
     {
         let permit = self.permit().await?;
-        self.send_cached(Some(permit), |enc, buf, _| encode(enc, buf))
+        self.send_cached(session, kind, Some(permit), |enc, buf, _| encode(enc, buf))
             .map(|(r, ())| r)
     }
 
     /// Like [`send`](Self::send), with the statement cache at hand.
     pub(crate) fn send_cached<F, R>(
         &self,
+        session: SessionId,
+        kind: Request,
         permit: Option<OwnedSemaphorePermit>,
         encode: F,
     ) -> Result<(Responses, R), Error>
@@ -151,8 +219,12 @@ impl Shared {
         F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
     {
         let slot = Arc::new(Slot::new(permit));
-        let r = self.enqueue([slot.clone()], encode)?;
-        Ok((Responses::new(slot), r))
+        let (r, begin) = self.enqueue(session, kind, [slot.clone()], encode)?;
+        let mut responses = Responses::new(slot);
+        if let Some(watch) = begin {
+            responses.begin_in_front(watch);
+        }
+        Ok((responses, r))
     }
 
     pub(crate) fn with_cache<R>(&self, f: impl FnOnce(&mut StatementCache) -> R) -> R {
@@ -163,11 +235,15 @@ impl Shared {
     /// statement): the driver consumes and discards the response.
     /// Runs outside async code (from `Drop`), so it takes no queue place:
     /// closing statements is rare and tiny.
-    pub(crate) fn send_detached<F>(&self, encode: F) -> Result<(), Error>
+    pub(crate) fn send_detached<F>(&self, session: SessionId, encode: F) -> Result<(), Error>
     where
         F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
     {
-        drop(self.send_cached(None, |enc, buf, _| encode(enc, buf))?);
+        drop(
+            self.send_cached(session, Request::Detached, None, |enc, buf, _| {
+                encode(enc, buf)
+            })?,
+        );
         Ok(())
     }
 
@@ -175,6 +251,7 @@ impl Shared {
     /// `encode` writes them in the order of `permits`, each ending in a Sync.
     pub(crate) fn send_many<F, R>(
         &self,
+        session: SessionId,
         permits: Vec<OwnedSemaphorePermit>,
         encode: F,
     ) -> Result<(Vec<Responses>, R), Error>
@@ -185,32 +262,98 @@ impl Shared {
             .into_iter()
             .map(|p| Arc::new(Slot::new(Some(p))))
             .collect();
-        let r = self.enqueue(slots.iter().cloned(), encode)?;
-        Ok((slots.into_iter().map(Responses::new).collect(), r))
+        let (r, begin) =
+            self.enqueue(session, Request::Statement, slots.iter().cloned(), encode)?;
+        let mut responses: Vec<Responses> = slots.into_iter().map(Responses::new).collect();
+        if let (Some(watch), Some(first)) = (begin, responses.first_mut()) {
+            first.begin_in_front(watch);
+        }
+        Ok((responses, r))
     }
 
+    /// Encodes a request under the queue lock and queues its slots. Returns
+    /// what `encode` returned and, when a pending BEGIN went out in front of
+    /// the request, the flag its response reports a failed BEGIN through.
     fn enqueue<F, R>(
         &self,
+        session: SessionId,
+        kind: Request,
         slots: impl IntoIterator<Item = Arc<Slot>>,
         encode: F,
-    ) -> Result<R, Error>
+    ) -> Result<(R, Option<Arc<AtomicBool>>), Error>
     where
         F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
     {
-        let (waker, r) = {
-            let mut q = self.lock();
+        let (waker, r, begin) = {
+            let mut guard = self.lock();
+            let q = &mut *guard;
             if let Some(reason) = &q.closed {
                 return Err(Error::closed().context(reason));
             }
+            let mut begin = None;
+            if let Some(held) = &mut q.reservation {
+                if held.session != session {
+                    // Another session has the connection: encode now (so a
+                    // bad parameter still fails here), send when it ends.
+                    let start = held.deferred_buf.len();
+                    let r = match encode(&self.encoder, &mut held.deferred_buf, &mut q.no_cache) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            held.deferred_buf.truncate(start);
+                            return Err(e);
+                        }
+                    };
+                    let before = held.deferred_slots.len();
+                    held.deferred_slots.extend(slots);
+                    self.outstanding
+                        .fetch_add(held.deferred_slots.len() - before, Ordering::Relaxed);
+                    return Ok((r, None));
+                }
+                if kind == Request::Statement {
+                    if held.begin_failed.load(Ordering::Relaxed) {
+                        return Err(Error::new(
+                            ErrorKind::TransactionAborted,
+                            "the transaction's BEGIN failed; nothing more runs in it: roll it back",
+                        ));
+                    }
+                    // The status is exact only with nothing of ours in
+                    // flight (a queued ROLLBACK TO may be about to clear
+                    // it); otherwise the server itself will refuse.
+                    let ours_in_flight =
+                        self.outstanding.load(Ordering::Relaxed) - held.deferred_slots.len();
+                    if ours_in_flight == 0 && self.transaction_status() == b'E' {
+                        return Err(Error::new(
+                            ErrorKind::TransactionAborted,
+                            "the transaction is aborted (an earlier statement failed): roll it \
+                             back, or roll back to a savepoint",
+                        ));
+                    }
+                }
+                if matches!(kind, Request::Statement | Request::Control) {
+                    if let Some(sql) = &held.begin {
+                        begin = Some((sql.clone(), held.begin_failed.clone()));
+                    }
+                }
+            }
             let start = q.write_buf.len();
-            let q = &mut *q;
-            let r = match encode(&self.encoder, &mut q.write_buf, &mut q.cache) {
+            let encoded = (|| {
+                if let Some((sql, _)) = &begin {
+                    encode_unsynced(&self.encoder, sql, &mut q.write_buf)?;
+                }
+                encode(&self.encoder, &mut q.write_buf, &mut q.cache)
+            })();
+            let r = match encoded {
                 Ok(r) => r,
                 Err(e) => {
                     q.write_buf.truncate(start);
                     return Err(e);
                 }
             };
+            if begin.is_some() {
+                if let Some(held) = &mut q.reservation {
+                    held.begin = None;
+                }
+            }
             let before = q.slots.len();
             q.slots.extend(slots);
             self.outstanding
@@ -222,12 +365,127 @@ impl Shared {
             } else {
                 None
             };
-            (waker, r)
+            (waker, r, begin.map(|(_, watch)| watch))
         };
         if let Some(w) = waker {
             w.wake();
         }
-        Ok(r)
+        Ok((r, begin))
+    }
+
+    /// Waits until no other session holds the connection, then reserves it
+    /// for a new session. `begin` is not sent now: it goes out in front of
+    /// the session's first request, sharing its Sync (no round trip of its
+    /// own). Cancel safe: nothing is reserved until the future completes.
+    pub(crate) async fn reserve(&self, begin: Box<str>) -> Result<SessionId, Error> {
+        let session = self.next_session.fetch_add(1, Ordering::Relaxed);
+        loop {
+            let notified = self.released.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut q = self.lock();
+                if let Some(reason) = &q.closed {
+                    return Err(Error::closed().context(reason));
+                }
+                if q.reservation.is_none() {
+                    q.reservation = Some(Reservation {
+                        session,
+                        begin: Some(begin),
+                        begin_failed: Arc::default(),
+                        deferred_buf: BytesMut::new(),
+                        deferred_slots: Vec::new(),
+                    });
+                    return Ok(session);
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// Whether `session` holds the connection now.
+    pub(crate) fn holds(&self, session: SessionId) -> bool {
+        session != NO_SESSION
+            && self
+                .lock()
+                .reservation
+                .as_ref()
+                .is_some_and(|r| r.session == session)
+    }
+
+    /// Whether `session`'s BEGIN has not been sent yet.
+    pub(crate) fn begin_pending(&self, session: SessionId) -> bool {
+        self.lock()
+            .reservation
+            .as_ref()
+            .is_some_and(|r| r.session == session && r.begin.is_some())
+    }
+
+    /// Ends `session`'s hold on the connection, without waiting: `last`
+    /// (COMMIT or ROLLBACK) is queued unless the BEGIN never left (then no
+    /// transaction exists on the server), and every request that other
+    /// handles queued meanwhile follows it. Returns the response to `last`
+    /// when one was queued; `Ok(None)` when there was nothing to end.
+    pub(crate) fn end_session<F>(
+        &self,
+        session: SessionId,
+        permit: Option<OwnedSemaphorePermit>,
+        last: F,
+    ) -> Result<Option<Responses>, Error>
+    where
+        F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
+    {
+        let (waker, result) = {
+            let mut guard = self.lock();
+            let q = &mut *guard;
+            let Some(held) = q.reservation.take_if(|r| r.session == session) else {
+                return Ok(None);
+            };
+            if let Some(reason) = &q.closed {
+                return Err(Error::closed().context(reason));
+            }
+            let start = q.write_buf.len();
+            let mut result = Ok(None);
+            if held.begin.is_none() {
+                let slot = Arc::new(Slot::new(permit));
+                match last(&self.encoder, &mut q.write_buf) {
+                    Ok(()) => {
+                        q.slots.push_back(slot.clone());
+                        self.outstanding.fetch_add(1, Ordering::Relaxed);
+                        result = Ok(Some(Responses::new(slot)));
+                    }
+                    Err(e) => {
+                        q.write_buf.truncate(start);
+                        result = Err(e);
+                    }
+                }
+            }
+            q.write_buf.extend_from_slice(&held.deferred_buf);
+            q.slots.extend(held.deferred_slots);
+            let waker = if start == 0 && !q.write_buf.is_empty() {
+                q.driver_waker.take()
+            } else {
+                None
+            };
+            (waker, result)
+        };
+        self.released.notify_waiters();
+        if let Some(w) = waker {
+            w.wake();
+        }
+        result
+    }
+
+    /// Every slot still waiting to be written (the queue and requests
+    /// deferred behind a session), for the driver failing them all; ends any
+    /// reservation, waking whoever waits for one.
+    pub(crate) fn drain_unsent(&self, q: &mut Queue) -> Vec<Arc<Slot>> {
+        let mut out: Vec<Arc<Slot>> = q.slots.drain(..).collect();
+        if let Some(held) = q.reservation.take() {
+            out.extend(held.deferred_slots);
+        }
+        self.released.notify_waiters();
+        out
     }
 
     /// Writes bytes that belong to a request already in flight (CopyFail
@@ -376,6 +634,15 @@ impl Shared {
         if q.closed.is_some() || slot.is_done() || self.outstanding.load(Ordering::Relaxed) != 1 {
             return false;
         }
+        // Held back behind a transaction: not sent, so nothing to cancel
+        // (and a cancel would hit the transaction).
+        if q.reservation.as_ref().is_some_and(|held| {
+            held.deferred_slots
+                .iter()
+                .any(|s| std::ptr::eq(Arc::as_ptr(s), slot))
+        }) {
+            return false;
+        }
         q.write_gate = true;
         true
     }
@@ -424,4 +691,15 @@ impl Shared {
             .get(name)
             .cloned()
     }
+}
+
+/// Parse + Bind + Execute of `sql` on the unnamed statement and portal,
+/// without a Sync: it shares the Sync of whatever follows, so if it fails
+/// the server skips the rest up to that Sync.
+fn encode_unsynced(enc: &Encoder, sql: &str, buf: &mut BytesMut) -> Result<(), Error> {
+    let err = |e| crate::query::encode_error(e);
+    enc.parse("", sql, &[], buf).map_err(err)?;
+    enc.bind("", "", &[], 0, |_| Ok(()), &[], buf)
+        .map_err(err)?;
+    enc.execute("", 0, buf).map_err(err)
 }

@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 use std::future::poll_fn;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
@@ -162,6 +163,10 @@ pub(crate) struct Responses {
     finished: bool,
     /// The transaction status byte of the final ReadyForQuery.
     status: u8,
+    /// Set while the answers to a BEGIN sent in front of this request
+    /// (ParseComplete, BindComplete, CommandComplete) are still to be
+    /// skipped; an error in their place is the BEGIN's, reported here.
+    begin: Option<Arc<AtomicBool>>,
 }
 
 impl Responses {
@@ -171,7 +176,15 @@ impl Responses {
             current: Bytes::new(),
             finished: false,
             status: 0,
+            begin: None,
         }
+    }
+
+    /// A BEGIN went out in front of this request, under the same Sync: its
+    /// answers are skipped; if it failed, its error is this request's (the
+    /// server skipped the request) and `failed` is set.
+    pub(crate) fn begin_in_front(&mut self, failed: Arc<AtomicBool>) {
+        self.begin = Some(failed);
     }
 
     /// The next message as its type byte and unparsed body.
@@ -184,6 +197,29 @@ impl Responses {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(u8, Bytes), Error>> {
+        loop {
+            let (tag, body) = match self.poll_message(cx) {
+                Poll::Ready(Ok(m)) => m,
+                other => return other,
+            };
+            let Some(failed) = &self.begin else {
+                return Poll::Ready(Ok((tag, body)));
+            };
+            match tag {
+                tag::PARSE_COMPLETE | tag::BIND_COMPLETE => {}
+                tag::COMMAND_COMPLETE => self.begin = None,
+                _ => {
+                    if tag == tag::ERROR_RESPONSE {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    self.begin = None;
+                    return Poll::Ready(Ok((tag, body)));
+                }
+            }
+        }
+    }
+
+    fn poll_message(&mut self, cx: &mut Context<'_>) -> Poll<Result<(u8, Bytes), Error>> {
         if self.current.is_empty() {
             if self.finished {
                 return Poll::Ready(Err(Error::protocol(

@@ -58,6 +58,16 @@ pub enum ErrorKind {
     /// The server asked for something this version of pgpipe does not do
     /// (an authentication method, COPY through a query method, ...).
     Unsupported,
+    /// A statement was refused without being sent because its transaction
+    /// is already aborted (an earlier statement failed, or BEGIN did): roll
+    /// the transaction back, or roll back to a savepoint.
+    TransactionAborted,
+    /// COMMIT was answered with `ROLLBACK`: the transaction had failed, and
+    /// nothing of it was committed.
+    RolledBack,
+    /// The connection was lost while COMMIT was in flight: the transaction
+    /// may or may not have been committed. Never retry blindly; check.
+    OutcomeUnknown,
 }
 
 /// The error type of every fallible pgpipe operation.
@@ -164,6 +174,23 @@ impl Error {
     /// Whether a wait exceeded its bound.
     pub fn is_timeout(&self) -> bool {
         self.0.kind == ErrorKind::Timeout
+    }
+
+    /// Whether the connection was lost while COMMIT was in flight, so the
+    /// transaction may or may not have been committed
+    /// ([`ErrorKind::OutcomeUnknown`]).
+    pub fn is_outcome_unknown(&self) -> bool {
+        self.0.kind == ErrorKind::OutcomeUnknown
+    }
+
+    /// Whether re-running the whole transaction may succeed: the server
+    /// reported a serialization failure (40001) or a deadlock (40P01), at a
+    /// statement or at COMMIT, and rolled the transaction back.
+    pub fn is_retryable_transaction(&self) -> bool {
+        matches!(
+            self.code(),
+            Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED
+        )
     }
 
     /// Whether the server reported this error.

@@ -5,10 +5,11 @@ use std::future::Future;
 use crate::pool::{Pool, PooledClient};
 use crate::query::FromRow;
 use crate::types::Params;
-use crate::{Client, Error};
+use crate::{Client, Error, Transaction};
 
 /// Something named queries (and [`check_queries`](super::check_queries))
-/// run on: [`Client`], [`Pool`], [`PooledClient`], and references to them.
+/// run on: [`Client`], [`Pool`], [`PooledClient`], [`Transaction`], and
+/// references to them.
 pub trait Executor: Sync {
     /// Runs `sql` and reads its rows into `T` (see [`Client::query_as`]).
     fn query_as_sql<'a, T, P>(
@@ -141,6 +142,40 @@ impl Executor for Pool {
             drop(conn);
             result
         }
+    }
+}
+
+impl Executor for Transaction<'_> {
+    fn query_as_sql<'a, T, P>(
+        &'a self,
+        sql: &'static str,
+        params: P,
+    ) -> impl Future<Output = Result<Vec<T>, Error>> + Send + 'a
+    where
+        T: FromRow + Send + 'a,
+        P: Params + Send + Sync + 'a,
+    {
+        self.client().query_as(sql, params)
+    }
+
+    fn execute_sql<'a, P>(
+        &'a self,
+        sql: &'static str,
+        params: P,
+    ) -> impl Future<Output = Result<u64, Error>> + Send + 'a
+    where
+        P: Params + Send + Sync + 'a,
+    {
+        self.client().execute(sql, params)
+    }
+
+    fn with_client<'a, R, F, Fut>(&'a self, f: F) -> impl Future<Output = Result<R, Error>> + Send + 'a
+    where
+        F: FnOnce(Client) -> Fut + Send + 'a,
+        Fut: Future<Output = Result<R, Error>> + Send + 'a,
+        R: Send + 'a,
+    {
+        f(self.client().clone())
     }
 }
 

@@ -17,9 +17,10 @@ use crate::Client;
 ///
 /// It dereferences to [`Client`], so every query method is available.
 /// Dropping it returns the connection to the pool, also when a query on it
-/// was cancelled mid-flight. Before anyone else gets the connection, the
-/// pool waits for what is still in flight and rolls back a transaction left
-/// open or failed; a broken connection is closed instead.
+/// was cancelled mid-flight. A transaction left open or failed (a `BEGIN`
+/// run by hand, say) is rolled back at once, not at the next checkout, and
+/// requests still in flight are waited for first; until then nobody else
+/// gets the connection. A connection whose rollback fails is closed.
 ///
 /// Session settings other than the transaction (`SET`, temporary tables,
 /// prepared statements, `LISTEN`) are *not* reset: undo them yourself, or
@@ -59,6 +60,12 @@ impl PooledClient {
     /// The client (same as dereferencing).
     pub fn client(&self) -> &Client {
         self
+    }
+
+    /// The client, without marking the connection as used by its holder:
+    /// for a pool transaction, which ends its own work before returning it.
+    pub(crate) fn session_client(&self) -> &Client {
+        &self.client
     }
 
     /// How long ago the pool opened this connection.

@@ -352,24 +352,77 @@ impl PoolInner {
     }
 
     /// Takes back a checked-out connection. `touched`: its user reached the
-    /// client, so requests may still be in flight and the transaction
-    /// state may change: it is checked before the next checkout.
-    pub(crate) fn release(&self, mut conn: Conn, permit: OwnedSemaphorePermit, touched: bool) {
+    /// client, so requests may still be in flight.
+    ///
+    /// A connection left inside a transaction (or with requests in flight
+    /// that may leave one) is settled at once, not at its next checkout: a
+    /// task holding it (and its slot) waits for what is in flight, rolls
+    /// back an open or failed transaction, and only then returns it to the
+    /// idle list; one whose rollback fails is closed. Until then the
+    /// server session would keep its locks.
+    pub(crate) fn release(
+        self: &Arc<Self>,
+        mut conn: Conn,
+        permit: OwnedSemaphorePermit,
+        touched: bool,
+    ) {
         if conn.client.is_closed() {
             conn.retire(CloseReason::Broken);
             self.wake_maintenance.notify_one();
         } else if conn.expired(Instant::now()) {
             conn.retire(CloseReason::Lifetime);
             self.wake_maintenance.notify_one();
+        } else if (touched && conn.client.pending_requests() > 0)
+            || conn.client.transaction_status() != TransactionStatus::Idle
+        {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    let pool = self.clone();
+                    runtime.spawn(async move { pool.settle(conn, permit).await });
+                    return;
+                }
+                Err(_) => {
+                    // No runtime to settle it on: the next checkout checks it.
+                    conn.verify = true;
+                    conn.idle_since = Instant::now();
+                    self.push_idle(conn);
+                }
+            }
         } else {
-            // With nothing in flight the transaction status is final, so an
-            // idle, drained connection needs no check round trip.
-            conn.verify |= (touched && conn.client.pending_requests() > 0)
-                || conn.client.transaction_status() != TransactionStatus::Idle;
             conn.idle_since = Instant::now();
             self.push_idle(conn);
         }
         // Only now: the waiter this wakes must find the connection idle.
+        drop(permit);
+    }
+
+    /// Rolls back what a returned connection left open, then makes it idle
+    /// (or closes it). Bounded by the acquire timeout.
+    async fn settle(&self, mut conn: Conn, permit: OwnedSemaphorePermit) {
+        let limit = self
+            .config
+            .get_acquire_timeout()
+            .max(Duration::from_secs(1));
+        match tokio::time::timeout(limit, verify(&conn.client)).await {
+            Ok(Ok(())) => {
+                conn.verify = false;
+                conn.idle_since = Instant::now();
+                self.push_idle(conn);
+            }
+            Ok(Err(e)) => {
+                tracing::debug!(
+                    target: "pgpipe::pool",
+                    backend_pid = conn.client.backend_pid(),
+                    "rolling back a returned connection failed: {e}"
+                );
+                conn.retire(CloseReason::Broken);
+                self.wake_maintenance.notify_one();
+            }
+            Err(_) => {
+                conn.retire(CloseReason::Broken);
+                self.wake_maintenance.notify_one();
+            }
+        }
         drop(permit);
     }
 
@@ -504,17 +557,15 @@ impl Drop for Checking<'_> {
     }
 }
 
-/// Makes sure a connection is alive and outside any transaction. The empty
-/// query (or ROLLBACK) is answered after every request still in flight, so
-/// the transaction status read after it is exact.
+/// Makes sure a connection is alive and outside any transaction. With
+/// requests in flight the status is not final: an empty query, answered
+/// after all of them, makes it so (and a ROLLBACK then only goes out when a
+/// transaction is really open, never drawing a "no transaction" warning).
 async fn verify(client: &Client) -> Result<(), Error> {
-    let sql = match client.transaction_status() {
-        TransactionStatus::Idle => "",
-        _ => "ROLLBACK",
-    };
-    client.simple_query(sql).await?;
+    if client.pending_requests() > 0 || client.transaction_status() == TransactionStatus::Idle {
+        client.simple_query("").await?;
+    }
     if client.transaction_status() != TransactionStatus::Idle {
-        // A request in flight at the return opened or failed a transaction.
         client.simple_query("ROLLBACK").await?;
     }
     if client.transaction_status() != TransactionStatus::Idle {

@@ -20,11 +20,13 @@
 //!   transaction is closed, with a warning).
 //! - **Anything that needs the session to itself** — transactions, `SET`,
 //!   temporary tables, prepared statements, streams, batches — goes on a
-//!   connection checked out with [`Pool::get`] (or [`Pool::begin`], which
-//!   also runs `BEGIN`). The [`PooledClient`] dereferences to a `Client`
-//!   and returns the connection when dropped; the pool waits for anything
-//!   still in flight and rolls back a transaction left open before the next
-//!   user gets it, and closes a broken one instead.
+//!   connection checked out with [`Pool::get`], or a [`Transaction`](crate::Transaction)
+//!   from [`Pool::transaction`], which holds its connection until it
+//!   ends. The [`PooledClient`] dereferences to a `Client` and returns the
+//!   connection when dropped: if a transaction was left open (or requests
+//!   that may open one are still in flight), it is rolled back at once, in
+//!   the background, before anyone else gets the connection; a broken one
+//!   is closed instead.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), pgpipe::Error> {
@@ -36,11 +38,12 @@
 //! let row = pool.query_one("SELECT email FROM users WHERE id = $1", (7i64,)).await?;
 //! let email: &str = row.get(0);
 //!
-//! // A transaction: a connection of its own until `tx` is dropped.
-//! let tx = pool.begin().await?;
+//! // A transaction: a connection of its own until it ends. Dropped without
+//! // commit (an early `?` return), it is rolled back at once.
+//! let tx = pool.transaction().await?;
 //! tx.execute("INSERT INTO audit (who) VALUES ($1)", ("admin",)).await?;
 //! tx.execute("UPDATE users SET active = false WHERE id = $1", (7i64,)).await?;
-//! tx.batch_execute("COMMIT").await?;
+//! tx.commit().await?;
 //!
 //! // Session state: check out, use, return.
 //! let conn = pool.get().await?;

@@ -145,24 +145,6 @@ impl Pool {
         }
     }
 
-    /// Checks out a connection and runs `BEGIN` on it. Finish with
-    /// `COMMIT` or `ROLLBACK`; a guard dropped with the transaction still
-    /// open is rolled back before the connection is reused.
-    ///
-    /// ```no_run
-    /// # async fn f(pool: &pgpipe::Pool) -> Result<(), pgpipe::Error> {
-    /// let tx = pool.begin().await?;
-    /// tx.execute("UPDATE accounts SET balance = balance - $1 WHERE id = $2", (10i64, 1i64)).await?;
-    /// tx.execute("UPDATE accounts SET balance = balance + $1 WHERE id = $2", (10i64, 2i64)).await?;
-    /// tx.batch_execute("COMMIT").await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn begin(&self) -> Result<PooledClient, Error> {
-        let conn = self.get().await?;
-        conn.batch_execute("BEGIN").await?;
-        Ok(conn)
-    }
-
     /// Runs one statement on a shared connection (pipelined with other
     /// callers' statements, no checkout) and returns its rows. For
     /// statements that need session state or a transaction use

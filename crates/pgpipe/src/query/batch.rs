@@ -8,6 +8,7 @@ use pgpipe_proto::frontend::{self, ParamWriter};
 use pgpipe_proto::EncodeError;
 use pgpipe_types::{Oid, Params, Type, TypeRef};
 
+use crate::driver::Request;
 use crate::error::ErrorKind;
 use crate::query::{
     check_prepared, encode_statement, read_response, Plan, StatementRef, ToStatement,
@@ -266,9 +267,10 @@ impl<'a> Batch<'a> {
         let resolved = self.resolve().await?;
         let shared = self.client.shared();
         let permits = shared.permits(self.items.len()).await?;
-        let (responses, plans) = shared.send_many(permits, |enc, buf, cache| {
-            self.encode(enc, buf, cache, true, &resolved)
-        })?;
+        let (responses, plans) =
+            shared.send_many(self.client.session(), permits, |enc, buf, cache| {
+                self.encode(enc, buf, cache, true, &resolved)
+            })?;
         let mut results = Vec::with_capacity(plans.len());
         for (i, (mut responses, plan)) in responses.into_iter().zip(plans).enumerate() {
             let mut rows = Vec::new();
@@ -312,9 +314,12 @@ impl<'a> Batch<'a> {
         let resolved = self.resolve().await?;
         let shared = self.client.shared();
         let permit = shared.permit().await?;
-        let (mut responses, plans) = shared.send_cached(Some(permit), |enc, buf, cache| {
-            self.encode(enc, buf, cache, false, &resolved)
-        })?;
+        let (mut responses, plans) = shared.send_cached(
+            self.client.session(),
+            Request::Statement,
+            Some(permit),
+            |enc, buf, cache| self.encode(enc, buf, cache, false, &resolved),
+        )?;
 
         let mut results: Vec<BatchResult> = Vec::with_capacity(plans.len());
         let mut rows = Vec::new();

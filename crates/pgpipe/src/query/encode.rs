@@ -10,7 +10,7 @@ use pgpipe_types::{Params, Type};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::driver::Responses;
-use crate::driver::Shared;
+use crate::driver::{Request, SessionId, Shared};
 use crate::error::ErrorKind;
 use crate::query::Column;
 use crate::query::Statement;
@@ -145,6 +145,7 @@ impl Plan {
 /// statement cache skips Parse and Describe.
 pub(crate) fn send_query<P: Params + ?Sized>(
     shared: &Arc<Shared>,
+    session: SessionId,
     permit: OwnedSemaphorePermit,
     statement: StatementRef<'_>,
     params: &P,
@@ -152,9 +153,12 @@ pub(crate) fn send_query<P: Params + ?Sized>(
     if let StatementRef::Prepared(stmt) = statement {
         check_prepared(shared, stmt, params)?;
     }
-    shared.send_cached(Some(permit), |enc, buf, cache| {
-        encode_statement(shared, enc, buf, cache, statement, params, true)
-    })
+    shared.send_cached(
+        session,
+        Request::Statement,
+        Some(permit),
+        |enc, buf, cache| encode_statement(shared, enc, buf, cache, statement, params, true),
+    )
 }
 
 /// Encodes one statement: from the cache if it is there (Bind + Execute),

@@ -7,7 +7,7 @@ use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::Params;
 
-use crate::driver::Shared;
+use crate::driver::{Request, SessionId, Shared};
 use crate::error::ErrorKind;
 use crate::query::{bind_to, check_prepared, encode_error, StatementRef, ToStatement};
 use crate::query::{Column, Row};
@@ -35,6 +35,8 @@ use crate::{Client, Error};
 /// ```
 pub struct Portal {
     shared: Arc<Shared>,
+    /// The transaction handle's session, so fetches go out inside it.
+    session: SessionId,
     name: String,
     columns: Arc<[Column]>,
     exhausted: bool,
@@ -58,7 +60,7 @@ impl Client {
         }
         let name = shared.next_portal_name();
         let mut responses = shared
-            .send(|enc, buf| {
+            .send(self.session(), Request::Statement, |enc, buf| {
                 let (from, types) = match statement {
                     StatementRef::Sql(sql) => {
                         params
@@ -115,6 +117,7 @@ impl Client {
         }
         Ok(Portal {
             shared: shared.clone(),
+            session: self.session(),
             name,
             columns,
             exhausted: false,
@@ -137,7 +140,7 @@ impl Portal {
         let name = &self.name;
         let mut responses = self
             .shared
-            .send(|enc, buf| {
+            .send(self.session, Request::Statement, |enc, buf| {
                 enc.execute(name, limit, buf).map_err(encode_error)?;
                 frontend::sync(buf);
                 Ok(())
@@ -198,7 +201,7 @@ impl Portal {
 impl Drop for Portal {
     fn drop(&mut self) {
         // Best effort: the portal ends with its transaction anyway.
-        let _ = self.shared.send_detached(|enc, buf| {
+        let _ = self.shared.send_detached(self.session, |enc, buf| {
             enc.close(Target::Portal, &self.name, buf)
                 .map_err(encode_error)?;
             frontend::sync(buf);

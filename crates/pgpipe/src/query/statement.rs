@@ -6,7 +6,7 @@ use std::sync::{Arc, Weak};
 use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::Type;
 
-use crate::driver::Shared;
+use crate::driver::{Shared, NO_SESSION};
 use crate::query::Column;
 use crate::Error;
 
@@ -81,7 +81,7 @@ impl Drop for Inner {
     fn drop(&mut self) {
         if let Some(shared) = self.shared.upgrade() {
             // Best effort: if the connection is closed the statement is gone anyway.
-            let _ = shared.send_detached(|enc, buf| {
+            let _ = shared.send_detached(NO_SESSION, |enc, buf| {
                 enc.close(Target::Statement, &self.name, buf)
                     .map_err(|e| Error::protocol(e.to_string()))?;
                 frontend::sync(buf);

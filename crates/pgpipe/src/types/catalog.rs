@@ -372,7 +372,13 @@ impl Client {
     async fn catalog_query(&self, sql: &str, param: String) -> Result<Vec<Row>, Error> {
         let shared = self.shared();
         let permit = shared.permit().await?;
-        let (mut responses, plan) = send_query(shared, permit, StatementRef::Sql(sql), &(param,))?;
+        let (mut responses, plan) = send_query(
+            shared,
+            self.session(),
+            permit,
+            StatementRef::Sql(sql),
+            &(param,),
+        )?;
         let mut rows = Vec::new();
         let outcome = read_response(shared, &mut responses, plan.columns(), |r| rows.push(r)).await;
         outcome

@@ -7,6 +7,8 @@ pub mod spans;
 pub mod values;
 
 use std::future::Future;
+use std::pin::pin;
+use std::task::Context;
 use std::time::Duration;
 
 use pgpipe_testkit::{AuthRole, Cluster, TestDatabase};
@@ -38,4 +40,39 @@ pub async fn bounded<F: Future>(f: F) -> F::Output {
     tokio::time::timeout(TEST_TIMEOUT, f)
         .await
         .expect("test exceeded its time bound")
+}
+
+/// Polls `fut` `polls` times (yielding to the runtime in between, so the
+/// connection's driver makes progress), then drops it; `Some` if it
+/// completed first.
+pub async fn poll_then_drop<F: Future>(fut: F, polls: u64) -> Option<F::Output> {
+    let mut fut = pin!(fut);
+    for _ in 0..polls {
+        // A fresh context per poll: one held across the yield would make
+        // this future !Send.
+        let polled = fut
+            .as_mut()
+            .poll(&mut Context::from_waker(std::task::Waker::noop()));
+        if let std::task::Poll::Ready(out) = polled {
+            return Some(out);
+        }
+        tokio::task::yield_now().await;
+    }
+    None
+}
+
+/// Waits (bounded) until `check` returns true, polling every 10 ms.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }

@@ -1,0 +1,316 @@
+//! [`Transaction`]: a transaction (or a savepoint inside one) that can only
+//! be used while it is open.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Deref;
+
+use tracing::Instrument;
+
+use crate::driver::{Request, NO_SESSION};
+use crate::error::ErrorKind;
+use crate::pool::PooledClient;
+use crate::{Client, Error};
+
+use super::builder::already_in_transaction;
+use super::control::{encode_control, quote_ident, read_control, send_control, Ended};
+
+/// An open transaction, or a savepoint inside one (a nested
+/// transaction).
+///
+/// It dereferences to [`Client`], so every query method works on it:
+/// `query`, `query_one`, `query_as`, `execute`, `query_stream`, `batch`,
+/// `prepare`, `bind_portal`, `simple_query`. [`commit`](Self::commit) and
+/// [`rollback`](Self::rollback) consume it, so a finished transaction
+/// cannot be used by mistake.
+///
+/// - **BEGIN costs no round trip**: it is sent in front of the first
+///   statement and shares that statement's Sync; if BEGIN fails, the
+///   statement is skipped by the server (it never runs outside the
+///   transaction) and reports BEGIN's error. A transaction in which nothing
+///   ran sends nothing at all.
+/// - **Dropped = rolled back now**: a transaction dropped without
+///   `commit` (an early return, a `?`, a panic unwinding, a future
+///   cancelled at any await point) queues ROLLBACK in the connection's
+///   write buffer at once; no await is needed, the connection's driver
+///   sends it, and the server ends the transaction (releasing its locks)
+///   within one round trip. Statements pipelined before the drop still get
+///   their answers. A nested transaction dropped this way rolls back to its
+///   savepoint and releases it.
+/// - **Failed transactions**: once a statement has failed, the server
+///   refuses everything but a rollback; pgpipe refuses further statements
+///   itself with [`ErrorKind::TransactionAborted`], without a round trip.
+///   [`commit`](Self::commit) of a failed transaction returns
+///   [`ErrorKind::RolledBack`].
+/// - **Unknown outcome**: if the connection is lost while COMMIT is in
+///   flight, `commit` returns [`ErrorKind::OutcomeUnknown`]
+///   ([`Error::is_outcome_unknown`]): the transaction may or may not have
+///   been committed.
+///
+/// ```no_run
+/// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+/// let mut tx = client.transaction().await?;
+/// tx.execute("INSERT INTO mailbox (uid) VALUES ($1)", (7i64,)).await?;
+/// {
+///     let sp = tx.savepoint("copy_messages").await?;
+///     if sp.execute("INSERT INTO message SELECT * FROM staging", ()).await.is_err() {
+///         sp.rollback().await?; // the mailbox row stays
+///     } else {
+///         sp.commit().await?;
+///     }
+/// }
+/// tx.commit().await?;
+/// # Ok(()) }
+/// ```
+pub struct Transaction<'a> {
+    /// A handle whose requests belong to this transaction's session.
+    client: Client,
+    /// The savepoint of a nested transaction (quoted); `None` at the top.
+    savepoint: Option<String>,
+    /// 0 at the top, 1 for a savepoint inside it, and so on.
+    depth: u32,
+    /// Committed, rolled back, or its end is queued: nothing to do on drop.
+    finished: bool,
+    /// The pool connection a pool transaction holds until it ends.
+    guard: Option<PooledClient>,
+    /// A nested transaction borrows its parent mutably, so the parent can't
+    /// be used (or ended) while it is open: nesting can't be confused.
+    _parent: PhantomData<&'a mut ()>,
+}
+
+impl Transaction<'_> {
+    /// Reserves `client`'s connection for a new transaction.
+    pub(crate) async fn start<'a>(
+        client: Client,
+        guard: Option<PooledClient>,
+        begin: String,
+    ) -> Result<Transaction<'a>, Error> {
+        let shared = client.shared();
+        if client.session() != NO_SESSION && shared.holds(client.session()) {
+            return Err(already_in_transaction());
+        }
+        let reserving = shared.reserve(begin.into_boxed_str());
+        let session = match client.timeout() {
+            None => reserving.await?,
+            Some(limit) => tokio::time::timeout(limit, reserving).await.map_err(|_| {
+                Error::new(
+                    ErrorKind::Timeout,
+                    format!("waited {limit:?} for another transaction on this connection to end"),
+                )
+            })??,
+        };
+        Ok(Transaction {
+            client: client.in_session(session),
+            savepoint: None,
+            depth: 0,
+            finished: false,
+            guard,
+            _parent: PhantomData,
+        })
+    }
+
+    /// How deeply this transaction is nested: 0 for a transaction, 1 for a
+    /// savepoint in it, and so on.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// The client (same as dereferencing).
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Starts a nested transaction at a savepoint named `name` (quoted as
+    /// an identifier, so any name is safe). Its `commit` releases the
+    /// savepoint; its `rollback`, or dropping it, rolls back to the
+    /// savepoint (keeping this transaction's earlier work) and releases it.
+    ///
+    /// One round trip (SAVEPOINT is answered before this returns).
+    /// Cancel safe: if dropped before it completes, the savepoint may exist
+    /// on the server but is harmless (it ends with the transaction).
+    pub async fn savepoint(&mut self, name: &str) -> Result<Transaction<'_>, Error> {
+        let quoted = quote_ident(name)?;
+        let mut responses = send_control(&self.client, &[&format!("SAVEPOINT {quoted}")]).await?;
+        read_control(self.client.shared(), &mut responses).await?;
+        Ok(Transaction {
+            client: self.client.clone(),
+            savepoint: Some(quoted),
+            depth: self.depth + 1,
+            finished: false,
+            guard: None,
+            _parent: PhantomData,
+        })
+    }
+
+    /// A nested transaction at a savepoint named after its depth
+    /// (`pgpipe_savepoint_1`, ...). See [`savepoint`](Self::savepoint).
+    pub async fn transaction(&mut self) -> Result<Transaction<'_>, Error> {
+        let name = format!("pgpipe_savepoint_{}", self.depth + 1);
+        self.savepoint(&name).await
+    }
+
+    /// Commits: COMMIT, or RELEASE SAVEPOINT for a nested transaction.
+    ///
+    /// # Errors
+    ///
+    /// - [`ErrorKind::RolledBack`]: the transaction had failed, and the
+    ///   server answered COMMIT with ROLLBACK; nothing was committed.
+    /// - [`ErrorKind::Db`]: COMMIT itself failed (a deferred constraint, a
+    ///   serialization failure); the transaction was rolled back.
+    /// - [`ErrorKind::OutcomeUnknown`]: the connection was lost while
+    ///   COMMIT was in flight; it may or may not have been committed.
+    ///
+    /// Cancel safe: once COMMIT is queued, dropping this future does not
+    /// stop it; before that, the drop rolls the transaction back.
+    pub async fn commit(mut self) -> Result<(), Error> {
+        let op = crate::observe::Op::start("commit", Some(self.client.shared()), None);
+        let ended = self.commit_untraced().instrument(op.span().clone()).await;
+        op.finish(&ended, |_| 0);
+        ended
+    }
+
+    async fn commit_untraced(&mut self) -> Result<(), Error> {
+        match self.savepoint.clone() {
+            Some(name) => {
+                let release = format!("RELEASE SAVEPOINT {name}");
+                self.end_nested(&[&release]).await
+            }
+            None => self.end_top("COMMIT").await,
+        }
+    }
+
+    /// Rolls back: ROLLBACK, or ROLLBACK TO SAVEPOINT and RELEASE SAVEPOINT
+    /// for a nested transaction (whose parent goes on).
+    ///
+    /// Cancel safe (like [`commit`](Self::commit)).
+    pub async fn rollback(mut self) -> Result<(), Error> {
+        let op = crate::observe::Op::start("rollback", Some(self.client.shared()), None);
+        let ended = self.rollback_untraced().instrument(op.span().clone()).await;
+        op.finish(&ended, |_| 0);
+        ended
+    }
+
+    async fn rollback_untraced(&mut self) -> Result<(), Error> {
+        match self.savepoint.clone() {
+            Some(name) => {
+                let to = format!("ROLLBACK TO SAVEPOINT {name}");
+                let release = format!("RELEASE SAVEPOINT {name}");
+                self.end_nested(&[&to, &release]).await
+            }
+            None => self.end_top("ROLLBACK").await,
+        }
+    }
+
+    async fn end_top(&mut self, sql: &str) -> Result<(), Error> {
+        let shared = self.client.shared().clone();
+        let permit = shared.permit().await?;
+        let session = self.client.session();
+        // From here on nothing awaits until the end is queued: a drop
+        // either rolls back (before) or leaves the queued end to run.
+        self.finished = true;
+        let queued = shared.end_session(session, Some(permit), |enc, buf| {
+            encode_control(enc, &[sql], buf)
+        });
+        let mut responses = match queued {
+            Ok(Some(r)) => r,
+            // BEGIN never left: no transaction exists on the server.
+            Ok(None) => return Ok(()),
+            Err(e) => return Err(e.context(format!("{sql} was not sent"))),
+        };
+        let committing = sql == "COMMIT";
+        match read_control(&shared, &mut responses).await {
+            Ok(Ended::Done) => Ok(()),
+            Ok(Ended::RolledBack) if committing => Err(Error::new(
+                ErrorKind::RolledBack,
+                "COMMIT was answered with ROLLBACK: the transaction had failed, nothing was \
+                 committed",
+            )),
+            Ok(Ended::RolledBack) => Ok(()),
+            Err(e) if committing && matches!(e.kind(), ErrorKind::Closed | ErrorKind::Io) => {
+                Err(Error::new(
+                    ErrorKind::OutcomeUnknown,
+                    "the connection was lost while COMMIT was in flight: the transaction may \
+                     or may not have been committed",
+                )
+                .with_source(e))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn end_nested(&mut self, statements: &[&str]) -> Result<(), Error> {
+        let shared = self.client.shared().clone();
+        let permit = shared.permit().await?;
+        let (mut responses, ()) = shared.send_cached(
+            self.client.session(),
+            Request::Control,
+            Some(permit),
+            |enc, buf, _| encode_control(enc, statements, buf),
+        )?;
+        self.finished = true;
+        read_control(&shared, &mut responses).await.map(drop)
+    }
+}
+
+impl Deref for Transaction<'_> {
+    type Target = Client;
+
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl AsRef<Client> for Transaction<'_> {
+    fn as_ref(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let shared = self.client.shared();
+        // Queued now, sent by the driver: no await, no runtime needed. If
+        // the connection is closed, the server has ended the transaction.
+        let _ = match &self.savepoint {
+            None => shared
+                .end_session(self.client.session(), None, |enc, buf| {
+                    encode_control(enc, &["ROLLBACK"], buf)
+                })
+                .map(drop),
+            Some(name) => {
+                let to = format!("ROLLBACK TO SAVEPOINT {name}");
+                let release = format!("RELEASE SAVEPOINT {name}");
+                shared.send_detached(self.client.session(), |enc, buf| {
+                    encode_control(enc, &[&to, &release], buf)
+                })
+            }
+        };
+    }
+}
+
+impl fmt::Debug for Transaction<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Transaction")
+            .field("backend_pid", &self.client.backend_pid())
+            .field("depth", &self.depth)
+            .field("savepoint", &self.savepoint)
+            .field("pooled", &self.guard.is_some())
+            .finish()
+    }
+}
+
+impl Client {
+    /// Sends a pending BEGIN on its own (one round trip) before a request
+    /// that cannot carry it: after a failed BEGIN without a Sync, the server
+    /// would skip a simple Query and never answer it.
+    pub(crate) async fn flush_begin(&self) -> Result<(), Error> {
+        if self.session() == NO_SESSION || !self.shared().begin_pending(self.session()) {
+            return Ok(());
+        }
+        let mut responses = send_control(self, &[]).await?;
+        read_control(self.shared(), &mut responses).await.map(drop)
+    }
+}
