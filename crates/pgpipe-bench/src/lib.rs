@@ -16,6 +16,7 @@ pub mod histogram;
 pub mod machine;
 pub mod measure;
 pub mod notes;
+pub mod observe;
 pub mod output;
 pub mod pin;
 pub mod replay;
