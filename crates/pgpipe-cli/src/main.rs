@@ -105,8 +105,9 @@ fn run_check(url: &str, paths: &[PathBuf]) -> ExitCode {
         let shown = path.display().to_string();
         match std::fs::read_to_string(path)
             .map_err(|e| e.to_string())
-            .and_then(|text| pgpipe::named::parse(&text).map_err(|e| format!("line {}: {}", e.line, e.message)))
-        {
+            .and_then(|text| {
+                pgpipe::named::parse(&text).map_err(|e| format!("line {}: {}", e.line, e.message))
+            }) {
             Ok(file) => parsed.push((shown, file)),
             Err(e) => {
                 broken += 1;
@@ -114,7 +115,10 @@ fn run_check(url: &str, paths: &[PathBuf]) -> ExitCode {
             }
         }
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("pgpipe-cli: cannot start a runtime: {e}");
@@ -153,16 +157,30 @@ mod tests {
     fn arguments() {
         assert_eq!(
             parse_args(&args(&["check", "--url", "postgres://x", "sql/"])).unwrap(),
-            Command::Check { url: "postgres://x".into(), paths: vec!["sql/".into()] }
+            Command::Check {
+                url: "postgres://x".into(),
+                paths: vec!["sql/".into()]
+            }
         );
         assert_eq!(
             parse_args(&args(&["check", "--url=postgres://y", "a.sql", "b"])).unwrap(),
-            Command::Check { url: "postgres://y".into(), paths: vec!["a.sql".into(), "b".into()] }
+            Command::Check {
+                url: "postgres://y".into(),
+                paths: vec!["a.sql".into(), "b".into()]
+            }
         );
-        assert!(parse_args(&args(&["check", "--url", "postgres://x"])).unwrap_err().contains("no .sql"));
-        assert!(parse_args(&args(&["frobnicate"])).unwrap_err().contains("unknown command"));
-        assert!(parse_args(&args(&["check", "--bogus"])).unwrap_err().contains("unknown option"));
-        assert!(parse_args(&args(&["check", "--url"])).unwrap_err().contains("needs a value"));
+        assert!(parse_args(&args(&["check", "--url", "postgres://x"]))
+            .unwrap_err()
+            .contains("no .sql"));
+        assert!(parse_args(&args(&["frobnicate"]))
+            .unwrap_err()
+            .contains("unknown command"));
+        assert!(parse_args(&args(&["check", "--bogus"]))
+            .unwrap_err()
+            .contains("unknown option"));
+        assert!(parse_args(&args(&["check", "--url"]))
+            .unwrap_err()
+            .contains("needs a value"));
         assert_eq!(parse_args(&args(&["--help"])).unwrap(), Command::Help);
     }
 }

@@ -27,7 +27,10 @@ fn check_reports_problems_with_file_and_line() {
     let db = cluster.create_database("cli_check").expect("database");
     let url = db.url(AuthRole::Trust);
     cluster
-        .execute(db.name(), "CREATE TABLE users (id int8 PRIMARY KEY, name text)")
+        .execute(
+            db.name(),
+            "CREATE TABLE users (id int8 PRIMARY KEY, name text)",
+        )
         .expect("schema");
     let dir = tempfile::tempdir().expect("tempdir");
     let good = dir.path().join("users.sql");
@@ -49,11 +52,17 @@ fn check_reports_problems_with_file_and_line() {
     .unwrap();
     let (ok, out) = cli(&url, &[dir.path()]);
     assert!(!ok, "{out}");
-    assert!(out.contains("broken.sql:2: query gone: the server rejects the statement"), "{out}");
+    assert!(
+        out.contains("broken.sql:2: query gone: the server rejects the statement"),
+        "{out}"
+    );
     assert!(out.contains("42P01"), "{out}");
 
     std::fs::write(nested.join("bad_syntax.sql"), "SELECT 1;\n").unwrap();
     let (ok, out) = cli(&url, &[&nested]);
     assert!(!ok);
-    assert!(out.contains("bad_syntax.sql: line 1: SQL before the first"), "{out}");
+    assert!(
+        out.contains("bad_syntax.sql: line 1: SQL before the first"),
+        "{out}"
+    );
 }

@@ -57,10 +57,16 @@ fn parse_attr(input: &DeriveInput) -> syn::Result<Attr> {
         ));
     }
     let file = file.ok_or_else(|| {
-        syn::Error::new(Span::call_site(), "#[query] needs `file = \"path/to/queries.sql\"` (relative to the crate's Cargo.toml)")
+        syn::Error::new(
+            Span::call_site(),
+            "#[query] needs `file = \"path/to/queries.sql\"` (relative to the crate's Cargo.toml)",
+        )
     })?;
     let name = name.ok_or_else(|| {
-        syn::Error::new(Span::call_site(), "#[query] needs `name = \"query_name\"` (a `-- name:` block of the file)")
+        syn::Error::new(
+            Span::call_site(),
+            "#[query] needs `name = \"query_name\"` (a `-- name:` block of the file)",
+        )
     })?;
     Ok(Attr {
         file,
@@ -106,16 +112,15 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             ))
         }
     };
-    let named: Vec<&syn::Field> = match fields {
-        Fields::Named(f) => f.named.iter().collect(),
-        Fields::Unit => Vec::new(),
-        Fields::Unnamed(_) => {
-            return Err(syn::Error::new_spanned(
+    let named: Vec<&syn::Field> =
+        match fields {
+            Fields::Named(f) => f.named.iter().collect(),
+            Fields::Unit => Vec::new(),
+            Fields::Unnamed(_) => return Err(syn::Error::new_spanned(
                 &input.ident,
                 "#[derive(Query)] needs named fields: each field is the `:param` of the same name",
-            ))
-        }
-    };
+            )),
+        };
     let attr = parse_attr(input)?;
     let ident = &input.ident;
     let type_name = ident.to_string();
@@ -142,7 +147,11 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let field_names: Vec<String> = named
         .iter()
         .map(|f| {
-            let s = f.ident.as_ref().map(ToString::to_string).unwrap_or_default();
+            let s = f
+                .ident
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default();
             s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
         })
         .collect();
@@ -199,7 +208,12 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let ordered: Vec<&syn::Field> = query
         .params
         .iter()
-        .map(|p| named[field_names.iter().position(|n| n == &p.name).expect("checked above")])
+        .map(|p| {
+            named[field_names
+                .iter()
+                .position(|n| n == &p.name)
+                .expect("checked above")]
+        })
         .collect();
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let param_infos = ordered.iter().zip(&query.params).map(|(f, p)| {
@@ -214,7 +228,10 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
         }
     });
-    let members: Vec<_> = ordered.iter().map(|f| f.ident.as_ref().expect("named field")).collect();
+    let members: Vec<_> = ordered
+        .iter()
+        .map(|f| f.ident.as_ref().expect("named field"))
+        .collect();
     let params = if members.is_empty() {
         quote!(())
     } else if members.len() <= 16 {

@@ -188,7 +188,10 @@ pub fn parse(text: &str) -> Result<File, ParseError> {
             if let Some(first) = file.queries.iter().find(|q| q.name == name) {
                 return err(
                     number,
-                    format!("query {name:?} is defined twice (first at line {})", first.line),
+                    format!(
+                        "query {name:?} is defined twice (first at line {})",
+                        first.line
+                    ),
                 );
             }
             let kind = match words.next() {
@@ -279,15 +282,20 @@ pub fn rewrite(body: &str, first_line: usize) -> Result<(String, Vec<Param>), Pa
             }
             b'\'' => {
                 // E'...' strings take backslash escapes.
-                let escapes = i > 0 && matches!(b[i - 1], b'E' | b'e') && !ident_byte_before(b, i - 1);
-                let end = skip_quoted(b, i, b'\'', escapes)
-                    .ok_or_else(|| ParseError { line, message: "unterminated string literal".into() })?;
+                let escapes =
+                    i > 0 && matches!(b[i - 1], b'E' | b'e') && !ident_byte_before(b, i - 1);
+                let end = skip_quoted(b, i, b'\'', escapes).ok_or_else(|| ParseError {
+                    line,
+                    message: "unterminated string literal".into(),
+                })?;
                 line += lines_in(&b[i..end]);
                 i = end;
             }
             b'"' => {
-                let end = skip_quoted(b, i, b'"', false)
-                    .ok_or_else(|| ParseError { line, message: "unterminated quoted identifier".into() })?;
+                let end = skip_quoted(b, i, b'"', false).ok_or_else(|| ParseError {
+                    line,
+                    message: "unterminated quoted identifier".into(),
+                })?;
                 line += lines_in(&b[i..end]);
                 i = end;
             }
@@ -297,8 +305,10 @@ pub fn rewrite(body: &str, first_line: usize) -> Result<(String, Vec<Param>), Pa
                 }
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
-                let end = skip_block_comment(b, i)
-                    .ok_or_else(|| ParseError { line, message: "unterminated /* comment".into() })?;
+                let end = skip_block_comment(b, i).ok_or_else(|| ParseError {
+                    line,
+                    message: "unterminated /* comment".into(),
+                })?;
                 line += lines_in(&b[i..end]);
                 i = end;
             }
@@ -324,8 +334,13 @@ pub fn rewrite(body: &str, first_line: usize) -> Result<(String, Vec<Param>), Pa
             b':' => {
                 let start = i + 1;
                 let mut end = start;
-                if b.get(start).is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_') {
-                    while b.get(end).is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_') {
+                if b.get(start)
+                    .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_')
+                {
+                    while b
+                        .get(end)
+                        .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_')
+                    {
                         end += 1;
                     }
                 }
@@ -412,7 +427,10 @@ fn dollar_tag(b: &[u8], i: usize) -> Option<usize> {
     if b.get(j).is_some_and(u8::is_ascii_digit) {
         return None;
     }
-    while b.get(j).is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80) {
+    while b
+        .get(j)
+        .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80)
+    {
         j += 1;
     }
     (b.get(j) == Some(&b'$')).then_some(j + 1)
@@ -440,8 +458,14 @@ mod tests {
         assert_eq!(
             b.params,
             [
-                Param { name: "x".into(), line: 8 },
-                Param { name: "y".into(), line: 9 }
+                Param {
+                    name: "x".into(),
+                    line: 8
+                },
+                Param {
+                    name: "y".into(),
+                    line: 9
+                }
             ]
         );
     }
@@ -476,7 +500,16 @@ mod tests {
 
     #[test]
     fn any_input_is_an_answer_not_a_panic() {
-        for text in ["", ":", "-- name: a\n:", "-- name: a\n$", "-- name: a\n/*", "-- name: a\n$a", "-- name: a\n'é:x'", "-- name: a\nE'\\"] {
+        for text in [
+            "",
+            ":",
+            "-- name: a\n:",
+            "-- name: a\n$",
+            "-- name: a\n/*",
+            "-- name: a\n$a",
+            "-- name: a\n'é:x'",
+            "-- name: a\nE'\\",
+        ] {
             let _ = parse(text);
         }
     }

@@ -130,7 +130,12 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     }
 
-    let msgs = GetMessages { uid: 42, mids: vec![1, 2] }.fetch_all(&pool).await?;
+    let msgs = GetMessages {
+        uid: 42,
+        mids: vec![1, 2],
+    }
+    .fetch_all(&pool)
+    .await?;
     for m in &msgs {
         println!(
             "#{} {:?} seen={} snippet={:?} attaches={:?}",
@@ -138,9 +143,17 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     assert_eq!(msgs.len(), 2);
-    assert_eq!(msgs.iter().find(|m| m.mid == 2).map(|m| m.attaches.clone()), Some(vec![pdf]));
+    assert_eq!(
+        msgs.iter().find(|m| m.mid == 2).map(|m| m.attaches.clone()),
+        Some(vec![pdf])
+    );
 
-    let marked = MarkSeen { uid: 42, mids: vec![1, 2] }.execute(&pool).await?;
+    let marked = MarkSeen {
+        uid: 42,
+        mids: vec![1, 2],
+    }
+    .execute(&pool)
+    .await?;
     let unread = CountUnread { uid: 42 }.fetch_one(&pool).await?.unread;
     println!("marked {marked} seen; {unread} unread");
     assert_eq!((marked, unread), (2, 1));

@@ -178,8 +178,14 @@ impl Client {
         let mut rows = Vec::new();
         let st = statement.to_statement();
         let run = self.run(st, &params, true, |row| rows.push(row));
-        let ran = observe::traced("query", Some(self.shared()), sql_of(&st), |r| r.affected, run)
-            .await?;
+        let ran = observe::traced(
+            "query",
+            Some(self.shared()),
+            sql_of(&st),
+            |r| r.affected,
+            run,
+        )
+        .await?;
         if let Some(columns) = ran.described {
             for row in &mut rows {
                 row.set_columns(columns.clone());
@@ -219,26 +225,32 @@ impl Client {
         let mut failed: Option<Error> = None;
         let st = statement.to_statement();
         let run = self.run(st, &params, true, |row| {
-                if failed.is_some() {
-                    return;
-                }
-                if plan.is_none()
-                    && held.is_empty()
-                    && row.columns().iter().all(|c| c.type_().is_known())
-                {
-                    plan = Some(T::check(row.columns()));
-                }
-                match &plan {
-                    Some(Ok(columns)) => match T::decode(&row, columns) {
-                        Ok(value) => out.push(value),
-                        Err(e) => failed = Some(e),
-                    },
-                    Some(Err(_)) => {}
-                    None => held.push(row),
-                }
-            });
-        let ran = observe::traced("query", Some(self.shared()), sql_of(&st), |r| r.affected, run)
-            .await?;
+            if failed.is_some() {
+                return;
+            }
+            if plan.is_none()
+                && held.is_empty()
+                && row.columns().iter().all(|c| c.type_().is_known())
+            {
+                plan = Some(T::check(row.columns()));
+            }
+            match &plan {
+                Some(Ok(columns)) => match T::decode(&row, columns) {
+                    Ok(value) => out.push(value),
+                    Err(e) => failed = Some(e),
+                },
+                Some(Err(_)) => {}
+                None => held.push(row),
+            }
+        });
+        let ran = observe::traced(
+            "query",
+            Some(self.shared()),
+            sql_of(&st),
+            |r| r.affected,
+            run,
+        )
+        .await?;
         match (plan, failed) {
             (Some(Err(e)), _) | (_, Some(e)) => return Err(e),
             (Some(Ok(_)), None) => return Ok(out),
@@ -399,7 +411,13 @@ impl Client {
     {
         let st = statement.to_statement();
         let run = self.run(st, &params, false, drop);
-        let ran = observe::traced("execute", Some(self.shared()), sql_of(&st), |r| r.affected, run);
+        let ran = observe::traced(
+            "execute",
+            Some(self.shared()),
+            sql_of(&st),
+            |r| r.affected,
+            run,
+        );
         Ok(ran.await?.affected)
     }
 
@@ -705,7 +723,14 @@ impl Client {
                 .await?;
             read_simple(self.shared(), &mut responses).await
         };
-        observe::traced("simple_query", Some(self.shared()), Some(sql), |m| simple_rows(m), run).await
+        observe::traced(
+            "simple_query",
+            Some(self.shared()),
+            Some(sql),
+            |m| simple_rows(m),
+            run,
+        )
+        .await
     }
 
     /// Runs SQL text (several statements allowed) and discards any rows:
@@ -777,7 +802,9 @@ impl Client {
 
 /// The rows a simple query returned, for its span.
 fn simple_rows(messages: &[SimpleQueryMessage]) -> u64 {
-    let rows = messages.iter().filter(|m| matches!(m, SimpleQueryMessage::Row(_)));
+    let rows = messages
+        .iter()
+        .filter(|m| matches!(m, SimpleQueryMessage::Row(_)));
     rows.count() as u64
 }
 

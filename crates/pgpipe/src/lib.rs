@@ -44,8 +44,8 @@ pub use pool::{Pool, PoolConfig, PoolStats, PooledClient, Provider};
 pub use query::from_row;
 pub use query::MAX_PARAMS;
 pub use query::{
-    Batch, BatchResult, BuiltQuery, Column, Ident, QueryBuilder, Separated, FromRow, Portal, Row, RowIndex, RowStream, SimpleQueryMessage,
-    SimpleQueryRow, Statement, StatementRef, ToStatement,
+    Batch, BatchResult, BuiltQuery, Column, FromRow, Ident, Portal, QueryBuilder, Row, RowIndex,
+    RowStream, Separated, SimpleQueryMessage, SimpleQueryRow, Statement, StatementRef, ToStatement,
 };
 pub use transaction::{IsolationLevel, RetryPolicy, Transaction, TransactionBuilder};
 

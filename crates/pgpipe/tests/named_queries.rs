@@ -99,19 +99,40 @@ async fn generated_methods_run_on_client_and_pool() {
         let db = common::database("named_run");
         let client = common::connect(&db).await;
         client.batch_execute(SCHEMA).await.unwrap();
-        let n = AddUser { id: 1, name: "ann", nick: None, age: 30 }
-            .execute(&client)
-            .await
-            .unwrap();
+        let n = AddUser {
+            id: 1,
+            name: "ann",
+            nick: None,
+            age: 30,
+        }
+        .execute(&client)
+        .await
+        .unwrap();
         assert_eq!(n, 1);
-        AddUser { id: 2, name: "bob", nick: Some("b"), age: 40 }
-            .execute(&client)
-            .await
-            .unwrap();
+        AddUser {
+            id: 2,
+            name: "bob",
+            nick: Some("b"),
+            age: 40,
+        }
+        .execute(&client)
+        .await
+        .unwrap();
 
         let user = UserById { id: 2 }.fetch_one(&client).await.unwrap();
-        assert_eq!(user, User { id: 2, name: "bob".into(), nick: Some("b".into()) });
-        assert!(UserById { id: 9 }.fetch_opt(&client).await.unwrap().is_none());
+        assert_eq!(
+            user,
+            User {
+                id: 2,
+                name: "bob".into(),
+                nick: Some("b".into())
+            }
+        );
+        assert!(UserById { id: 9 }
+            .fetch_opt(&client)
+            .await
+            .unwrap()
+            .is_none());
 
         let pool = pgpipe::Pool::connect(&db.url(pgpipe_testkit::AuthRole::Trust))
             .await
@@ -122,8 +143,14 @@ async fn generated_methods_run_on_client_and_pool() {
 
         // A failure names the query and where it is defined.
         let e = UserById { id: 3 }.fetch_one(&client).await.unwrap_err();
-        assert!(e.to_string().contains("user_by_id (tests/sql/check.sql:3)"), "{e}");
-        assert_eq!(UserById::INFO.sql, "SELECT id, name, nick FROM app.users WHERE id = $1");
+        assert!(
+            e.to_string().contains("user_by_id (tests/sql/check.sql:3)"),
+            "{e}"
+        );
+        assert_eq!(
+            UserById::INFO.sql,
+            "SELECT id, name, nick FROM app.users WHERE id = $1"
+        );
     })
     .await
 }
@@ -136,7 +163,12 @@ async fn startup_check_reports_every_mismatch_at_once() {
         client.batch_execute(SCHEMA).await.unwrap();
 
         // The correct set passes, without warnings.
-        let good = [UserById::INFO, UserName::INFO, CountLogins::INFO, AddUser::INFO];
+        let good = [
+            UserById::INFO,
+            UserName::INFO,
+            CountLogins::INFO,
+            AddUser::INFO,
+        ];
         let report = check_queries(&client, &good).await.unwrap();
         assert!(report.is_ok(), "{report}");
         assert!(report.warnings.is_empty(), "{report}");
@@ -144,7 +176,9 @@ async fn startup_check_reports_every_mismatch_at_once() {
 
         // The database drifts: a column renamed, a table dropped.
         client
-            .batch_execute("ALTER TABLE app.users RENAME COLUMN name TO full_name; DROP TABLE app.logins")
+            .batch_execute(
+                "ALTER TABLE app.users RENAME COLUMN name TO full_name; DROP TABLE app.logins",
+            )
             .await
             .unwrap();
         let all = [
@@ -172,21 +206,37 @@ async fn startup_check_reports_every_mismatch_at_once() {
         assert!(find("count_logins", 9).contains("42P01"));
         // int4 column into i16.
         let age = find("user_age", 12);
-        assert!(age.contains("Age") && age.contains("i16") && age.contains("int4"), "{age}");
+        assert!(
+            age.contains("Age") && age.contains("i16") && age.contains("int4"),
+            "{age}"
+        );
         // A parameter of the wrong type.
         let param = find("users_by_age", 15);
-        assert!(param.contains(":age") && param.contains("String") && param.contains("int4"), "{param}");
+        assert!(
+            param.contains(":age") && param.contains("String") && param.contains("int4"),
+            "{param}"
+        );
         assert_eq!(report.errors.len(), 5, "{report}");
         // A nullable column into a non-Option field is a warning.
         assert_eq!(report.warnings.len(), 1, "{report}");
         let w = report.warnings[0].to_string();
-        assert!(w.starts_with("tests/sql/check.sql:18: query nick_plain:"), "{w}");
+        assert!(
+            w.starts_with("tests/sql/check.sql:18: query nick_plain:"),
+            "{w}"
+        );
         assert!(w.contains("\"nick\"") && w.contains("Nick.nick"), "{w}");
         // And the whole report is one startup error.
         let e = report.clone().into_result().unwrap_err();
         assert!(e.to_string().contains("5 error(s), 1 warning(s)"), "{e}");
         // The connection is still fine after all that.
-        assert_eq!(client.query_one("SELECT 1::int4", ()).await.unwrap().get::<i32, _>(0), 1);
+        assert_eq!(
+            client
+                .query_one("SELECT 1::int4", ())
+                .await
+                .unwrap()
+                .get::<i32, _>(0),
+            1
+        );
     })
     .await
 }
@@ -197,7 +247,9 @@ async fn files_check_without_rust_types() {
         let db = common::database("named_files");
         let client = common::connect(&db).await;
         client.batch_execute(SCHEMA).await.unwrap();
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sql/check.sql")).unwrap();
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sql/check.sql"))
+                .unwrap();
         let file = pgpipe::named::parse(&text).unwrap();
         let files = vec![("check.sql".to_owned(), file)];
         let report = pgpipe::named::check_files(&client, &files).await.unwrap();
@@ -206,7 +258,9 @@ async fn files_check_without_rust_types() {
         client.batch_execute("DROP TABLE app.logins").await.unwrap();
         let report = pgpipe::named::check_files(&client, &files).await.unwrap();
         assert_eq!(report.errors.len(), 1, "{report}");
-        assert!(report.errors[0].to_string().starts_with("check.sql:9: query count_logins:"));
+        assert!(report.errors[0]
+            .to_string()
+            .starts_with("check.sql:9: query count_logins:"));
     })
     .await
 }

@@ -10,7 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use metrics::{Counter, CounterFn, Gauge, GaugeFn, Histogram, HistogramFn, Key, KeyName, Metadata, Recorder, SharedString, Unit};
+use metrics::{
+    Counter, CounterFn, Gauge, GaugeFn, Histogram, HistogramFn, Key, KeyName, Metadata, Recorder,
+    SharedString, Unit,
+};
 use pgpipe::{FromRow, Pool, PoolConfig, Query};
 
 /// A metric's name and its labels, sorted.
@@ -57,7 +60,10 @@ struct Exporter {
 
 impl Exporter {
     fn cell(&self, key: &Key) -> Arc<Cell> {
-        let labels = key.labels().map(|l| (l.key().to_owned(), l.value().to_owned())).collect();
+        let labels = key
+            .labels()
+            .map(|l| (l.key().to_owned(), l.value().to_owned()))
+            .collect();
         let id = (key.name().to_owned(), labels);
         self.cells.lock().unwrap().entry(id).or_default().clone()
     }
@@ -68,22 +74,38 @@ impl Exporter {
             .lock()
             .unwrap()
             .iter()
-            .filter(|((n, l), _)| n == name && labels.iter().all(|(k, v)| l.get(*k).map(String::as_str) == Some(*v)))
+            .filter(|((n, l), _)| {
+                n == name
+                    && labels
+                        .iter()
+                        .all(|(k, v)| l.get(*k).map(String::as_str) == Some(*v))
+            })
             .map(|(_, c)| c.clone())
             .collect()
     }
 
     fn count(&self, name: &str, labels: &[(&str, &str)]) -> u64 {
-        self.find(name, labels).iter().map(|c| c.counter.load(Ordering::Relaxed)).sum()
+        self.find(name, labels)
+            .iter()
+            .map(|c| c.counter.load(Ordering::Relaxed))
+            .sum()
     }
 
     fn samples(&self, name: &str, labels: &[(&str, &str)]) -> usize {
-        self.find(name, labels).iter().map(|c| c.samples.lock().unwrap().len()).sum()
+        self.find(name, labels)
+            .iter()
+            .map(|c| c.samples.lock().unwrap().len())
+            .sum()
     }
 
     fn gauge(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
         let cells = self.find(name, labels);
-        assert_eq!(cells.len(), 1, "one {name} series with {labels:?}, names: {:?}", self.names());
+        assert_eq!(
+            cells.len(),
+            1,
+            "one {name} series with {labels:?}, names: {:?}",
+            self.names()
+        );
         let g = *cells[0].gauge.lock().unwrap();
         g
     }
@@ -137,12 +159,28 @@ async fn pool_and_operation_metrics_after_a_known_workload() {
         for _ in 0..3 {
             client.execute("SELECT 1", ()).await.unwrap();
         }
-        client.query("SELECT * FROM no_such_table", ()).await.unwrap_err();
+        client
+            .query("SELECT * FROM no_such_table", ())
+            .await
+            .unwrap_err();
         let op = "db.client.operation.duration";
-        let named = [SYSTEM, ("db.operation.name", "query"), ("db.query.summary", "select_one")];
+        let named = [
+            SYSTEM,
+            ("db.operation.name", "query"),
+            ("db.query.summary", "select_one"),
+        ];
         assert_eq!(exporter.samples(op, &named), 10);
-        assert_eq!(exporter.samples(op, &[SYSTEM, ("db.operation.name", "execute")]), 3);
-        assert_eq!(exporter.samples(op, &[("db.operation.name", "query"), ("error.type", "42P01")]), 1);
+        assert_eq!(
+            exporter.samples(op, &[SYSTEM, ("db.operation.name", "execute")]),
+            3
+        );
+        assert_eq!(
+            exporter.samples(
+                op,
+                &[("db.operation.name", "query"), ("error.type", "42P01")]
+            ),
+            1
+        );
         // Statement cache: each distinct statement missed once, then hit.
         assert!(exporter.count("pgpipe.statement_cache.misses", &[]) >= 3);
         assert!(exporter.count("pgpipe.statement_cache.hits", &[]) >= 11);
@@ -151,7 +189,9 @@ async fn pool_and_operation_metrics_after_a_known_workload() {
         // A cache of one statement evicts.
         let url = db.url(pgpipe_testkit::AuthRole::Trust);
         let sep = if url.contains('?') { '&' } else { '?' };
-        let small = pgpipe::connect(&format!("{url}{sep}statement_cache_capacity=1")).await.unwrap();
+        let small = pgpipe::connect(&format!("{url}{sep}statement_cache_capacity=1"))
+            .await
+            .unwrap();
         let evicted = exporter.count("pgpipe.statement_cache.evictions", &[]);
         small.execute("SELECT 1", ()).await.unwrap();
         small.execute("SELECT 2", ()).await.unwrap();
@@ -179,7 +219,10 @@ async fn pool_and_operation_metrics_after_a_known_workload() {
         assert_eq!(exporter.gauge("db.client.connection.count", &used), 0.0);
         assert_eq!(exporter.gauge("db.client.connection.count", &idle), 2.0);
         assert_eq!(exporter.gauge("db.client.connection.max", &[]), 2.0);
-        assert_eq!(exporter.gauge("db.client.connection.pending_requests", &[]), 0.0);
+        assert_eq!(
+            exporter.gauge("db.client.connection.pending_requests", &[]),
+            0.0
+        );
         assert_eq!(exporter.count("db.client.connection.timeouts", &[]), 1);
         // connect_with checks out one connection too: 1 + 3 + 2 checkouts.
         assert_eq!(exporter.samples("db.client.connection.wait_time", &[]), 6);
@@ -188,7 +231,10 @@ async fn pool_and_operation_metrics_after_a_known_workload() {
         // Every pool series names its pool.
         let pool_name = format!("127.0.0.1:{}/{}", common::cluster().port(), db.name());
         let with_name = [("db.client.connection.pool.name", pool_name.as_str())];
-        assert_eq!(exporter.count("db.client.connection.timeouts", &with_name), 1);
+        assert_eq!(
+            exporter.count("db.client.connection.timeouts", &with_name),
+            1
+        );
     })
     .await
 }

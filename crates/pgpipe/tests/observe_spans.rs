@@ -57,12 +57,21 @@ async fn operation_spans_carry_opentelemetry_fields() {
             .unwrap();
 
         // A named query.
-        let rows = GetMessages { uid: 7, secret: "hunter2-param".into() }
-            .fetch_all(&client)
-            .await
-            .unwrap();
+        let rows = GetMessages {
+            uid: 7,
+            secret: "hunter2-param".into(),
+        }
+        .fetch_all(&client)
+        .await
+        .unwrap();
         assert_eq!(rows.len(), 0);
-        let rows = GetMessages { uid: 7, secret: "hunter2".into() }.fetch_all(&client).await.unwrap();
+        let rows = GetMessages {
+            uid: 7,
+            secret: "hunter2".into(),
+        }
+        .fetch_all(&client)
+        .await
+        .unwrap();
         assert_eq!(rows.len(), 5);
         let span = last(&recorder, "query");
         assert!(span.closed);
@@ -70,7 +79,10 @@ async fn operation_spans_carry_opentelemetry_fields() {
         assert_eq!(span.field("otel.name"), Some("get_messages"));
         assert_eq!(span.field("db.system.name"), Some("postgresql"));
         assert_eq!(span.field("db.namespace"), Some(db.name()));
-        assert_eq!(span.field("server.port"), Some(common::cluster().port().to_string().as_str()));
+        assert_eq!(
+            span.field("server.port"),
+            Some(common::cluster().port().to_string().as_str())
+        );
         assert_eq!(span.field("db.response.returned_rows"), Some("5"));
         assert!(span.field("pgpipe.queue_time_us").is_some(), "{span:#?}");
         assert!(span.field("pgpipe.server_time_us").is_some(), "{span:#?}");
@@ -86,15 +98,28 @@ async fn operation_spans_carry_opentelemetry_fields() {
 
         // SQL text on request.
         pgpipe::observe::record_query_text(true);
-        client.execute("UPDATE messages SET mid = mid WHERE uid = $1", (7i64,)).await.unwrap();
+        client
+            .execute("UPDATE messages SET mid = mid WHERE uid = $1", (7i64,))
+            .await
+            .unwrap();
         pgpipe::observe::record_query_text(false);
         let span = last(&recorder, "execute");
-        assert_eq!(span.field("db.query.text"), Some("UPDATE messages SET mid = mid WHERE uid = $1"));
+        assert_eq!(
+            span.field("db.query.text"),
+            Some("UPDATE messages SET mid = mid WHERE uid = $1")
+        );
         assert_eq!(span.field("db.response.returned_rows"), Some("5"));
-        assert_eq!(span.field("db.query.summary"), None, "never parsed from SQL");
+        assert_eq!(
+            span.field("db.query.summary"),
+            None,
+            "never parsed from SQL"
+        );
 
         // A failure records the SQLSTATE.
-        let e = client.query("SELECT * FROM no_such_table", ()).await.unwrap_err();
+        let e = client
+            .query("SELECT * FROM no_such_table", ())
+            .await
+            .unwrap_err();
         assert!(e.is_db());
         let span = last(&recorder, "query");
         assert_eq!(span.field("db.response.status_code"), Some("42P01"));
@@ -121,7 +146,10 @@ async fn operation_spans_carry_opentelemetry_fields() {
             n += 1;
         }
         assert_eq!(n, 5);
-        assert_eq!(last(&recorder, "query_stream").field("db.response.returned_rows"), Some("5"));
+        assert_eq!(
+            last(&recorder, "query_stream").field("db.response.returned_rows"),
+            Some("5")
+        );
 
         // Transactions: a named query inside one, then commit and rollback.
         let tx = client.transaction().await.unwrap();
@@ -131,7 +159,13 @@ async fn operation_spans_carry_opentelemetry_fields() {
         let commit = last(&recorder, "commit");
         assert!(commit.closed);
         assert_eq!(commit.field("error.type"), None);
-        client.transaction().await.unwrap().rollback().await.unwrap();
+        client
+            .transaction()
+            .await
+            .unwrap()
+            .rollback()
+            .await
+            .unwrap();
         assert!(last(&recorder, "rollback").closed);
 
         // Other operations have spans too.
@@ -141,7 +175,9 @@ async fn operation_spans_carry_opentelemetry_fields() {
         batch.add("SELECT 1", ());
         batch.run().await.unwrap();
         assert!(last(&recorder, "batch").closed);
-        let pool = pgpipe::Pool::connect(&db.url(pgpipe_testkit::AuthRole::Trust)).await.unwrap();
+        let pool = pgpipe::Pool::connect(&db.url(pgpipe_testkit::AuthRole::Trust))
+            .await
+            .unwrap();
         drop(pool.get().await.unwrap());
         assert!(last(&recorder, "pool.acquire").closed);
     })

@@ -25,7 +25,9 @@ async fn a_ten_thousand_element_in_list_is_one_array_parameter() {
         let db = common::database("builder_in");
         let client = common::connect(&db).await;
         client
-            .batch_execute("CREATE TABLE items AS SELECT g::int8 AS id FROM generate_series(1, 20000) g")
+            .batch_execute(
+                "CREATE TABLE items AS SELECT g::int8 AS id FROM generate_series(1, 20000) g",
+            )
             .await
             .unwrap();
         let ids: Vec<i64> = (1..=20_000).step_by(2).collect();
@@ -34,7 +36,10 @@ async fn a_ten_thousand_element_in_list_is_one_array_parameter() {
         q.push_any(ids.clone()).push(" ORDER BY id");
         assert_eq!(q.param_count(), 1);
         let built = q.build().unwrap();
-        assert_eq!(built.sql(), "SELECT id FROM items WHERE id = ANY($1) ORDER BY id");
+        assert_eq!(
+            built.sql(),
+            "SELECT id FROM items WHERE id = ANY($1) ORDER BY id"
+        );
         let got: Vec<(i64,)> = built.query_as(&client).await.unwrap();
         assert_eq!(got.into_iter().map(|r| r.0).collect::<Vec<_>>(), ids);
     })
@@ -52,7 +57,11 @@ async fn hostile_values_and_identifiers_never_change_the_statement() {
             .unwrap();
 
         // Values: a multi-row insert of every hostile string.
-        let rows: Vec<(i64, &str)> = HOSTILE.iter().enumerate().map(|(i, s)| (i as i64, *s)).collect();
+        let rows: Vec<(i64, &str)> = HOSTILE
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i as i64, *s))
+            .collect();
         let mut q = QueryBuilder::new("INSERT INTO items (id, s) ");
         q.push_values(&rows, |mut row, (id, s)| {
             row.push_bind(*id).push_bind(*s);
@@ -61,7 +70,10 @@ async fn hostile_values_and_identifiers_never_change_the_statement() {
         let placeholders: Vec<String> = (0..HOSTILE.len())
             .map(|i| format!("(${}, ${})", 2 * i + 1, 2 * i + 2))
             .collect();
-        let expected = format!("INSERT INTO items (id, s) VALUES {}", placeholders.join(", "));
+        let expected = format!(
+            "INSERT INTO items (id, s) VALUES {}",
+            placeholders.join(", ")
+        );
         assert_eq!(built.sql(), expected);
         assert_eq!(built.execute(&client).await.unwrap(), HOSTILE.len() as u64);
 
@@ -73,9 +85,17 @@ async fn hostile_values_and_identifiers_never_change_the_statement() {
             assert_eq!(got, [(i as i64,)], "value {s:?}");
         }
         let mut q = QueryBuilder::new("SELECT count(*) FROM items WHERE s");
-        q.push_any(HOSTILE.iter().map(|s| s.to_string()).collect::<Vec<String>>());
+        q.push_any(
+            HOSTILE
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<String>>(),
+        );
         let (n,): (i64,) = client
-            .query_one_as(q.build().unwrap().sql(), (HOSTILE.iter().map(|s| s.to_string()).collect::<Vec<_>>(),))
+            .query_one_as(
+                q.build().unwrap().sql(),
+                (HOSTILE.iter().map(|s| s.to_string()).collect::<Vec<_>>(),),
+            )
             .await
             .unwrap();
         assert_eq!(n, HOSTILE.len() as i64);
@@ -92,14 +112,25 @@ async fn hostile_values_and_identifiers_never_change_the_statement() {
             let table = Ident::new(format!("t{k} {name}"));
             let column = Ident::new(*name);
             let mut q = QueryBuilder::new("CREATE TABLE ");
-            q.push_ident(&table).push(" (").push_ident(&column).push(" text)");
+            q.push_ident(&table)
+                .push(" (")
+                .push_ident(&column)
+                .push(" text)");
             q.build().unwrap().execute(&client).await.unwrap();
             let mut q = QueryBuilder::new("INSERT INTO ");
-            q.push_ident(&table).push(" (").push_ident(&column).push(") VALUES (");
+            q.push_ident(&table)
+                .push(" (")
+                .push_ident(&column)
+                .push(") VALUES (");
             q.push_bind(*name).push(")");
             q.build().unwrap().execute(&client).await.unwrap();
             let mut q = QueryBuilder::new("SELECT ");
-            q.push_ident(&column).push(" FROM ").push_ident(&Ident::qualified(["public".to_string(), format!("t{k} {name}")]));
+            q.push_ident(&column)
+                .push(" FROM ")
+                .push_ident(&Ident::qualified([
+                    "public".to_string(),
+                    format!("t{k} {name}"),
+                ]));
             let got: Vec<(String,)> = q.build().unwrap().query_as(&client).await.unwrap();
             assert_eq!(got, [(name.to_string(),)]);
         }
@@ -109,7 +140,10 @@ async fn hostile_values_and_identifiers_never_change_the_statement() {
         assert_eq!(e.kind(), ErrorKind::InvalidUse);
 
         // The original table is intact.
-        let (n,): (i64,) = client.query_one_as("SELECT count(*) FROM items", ()).await.unwrap();
+        let (n,): (i64,) = client
+            .query_one_as("SELECT count(*) FROM items", ())
+            .await
+            .unwrap();
         assert_eq!(n, HOSTILE.len() as i64);
     })
     .await
@@ -133,7 +167,10 @@ async fn more_than_65535_parameters_are_refused_before_sending() {
         let params = vec![1i32; MAX_PARAMS + 1];
         let sql = format!(
             "SELECT {}",
-            (1..=MAX_PARAMS + 1).map(|i| format!("${i}")).collect::<Vec<_>>().join(" + ")
+            (1..=MAX_PARAMS + 1)
+                .map(|i| format!("${i}"))
+                .collect::<Vec<_>>()
+                .join(" + ")
         );
         let e = client.query(&sql, params.as_slice()).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::ParameterCount, "{e}");
@@ -146,7 +183,10 @@ async fn more_than_65535_parameters_are_refused_before_sending() {
             list.push_bind(1i32);
         }
         q.push("], 1)");
-        let (n,): (i32,) = client.query_one_as(q.build().unwrap().sql(), vec![1i32; MAX_PARAMS].as_slice()).await.unwrap();
+        let (n,): (i32,) = client
+            .query_one_as(q.build().unwrap().sql(), vec![1i32; MAX_PARAMS].as_slice())
+            .await
+            .unwrap();
         assert_eq!(n as usize, MAX_PARAMS);
     })
     .await

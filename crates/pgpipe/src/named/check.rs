@@ -21,7 +21,11 @@ pub struct Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: query {}: {}", self.location, self.query, self.message)
+        write!(
+            f,
+            "{}: query {}: {}",
+            self.location, self.query, self.message
+        )
     }
 }
 
@@ -55,7 +59,8 @@ impl Report {
     }
 
     fn error(&mut self, info: &QueryInfo, message: impl Into<String>) {
-        self.errors.push(problem(info.name, &info.location(), message));
+        self.errors
+            .push(problem(info.name, &info.location(), message));
     }
 }
 

@@ -31,7 +31,10 @@ pub trait Executor: Sync {
         P: Params + Send + Sync + 'a;
 
     /// Runs `f` with a client of this executor (a pool lends one).
-    fn with_client<'a, R, F, Fut>(&'a self, f: F) -> impl Future<Output = Result<R, Error>> + Send + 'a
+    fn with_client<'a, R, F, Fut>(
+        &'a self,
+        f: F,
+    ) -> impl Future<Output = Result<R, Error>> + Send + 'a
     where
         F: FnOnce(Client) -> Fut + Send + 'a,
         Fut: Future<Output = Result<R, Error>> + Send + 'a,
@@ -62,7 +65,10 @@ impl Executor for Client {
         self.execute(sql, params)
     }
 
-    fn with_client<'a, R, F, Fut>(&'a self, f: F) -> impl Future<Output = Result<R, Error>> + Send + 'a
+    fn with_client<'a, R, F, Fut>(
+        &'a self,
+        f: F,
+    ) -> impl Future<Output = Result<R, Error>> + Send + 'a
     where
         F: FnOnce(Client) -> Fut + Send + 'a,
         Fut: Future<Output = Result<R, Error>> + Send + 'a,
@@ -96,7 +102,10 @@ impl Executor for PooledClient {
         self.client().execute(sql, params)
     }
 
-    fn with_client<'a, R, F, Fut>(&'a self, f: F) -> impl Future<Output = Result<R, Error>> + Send + 'a
+    fn with_client<'a, R, F, Fut>(
+        &'a self,
+        f: F,
+    ) -> impl Future<Output = Result<R, Error>> + Send + 'a
     where
         F: FnOnce(Client) -> Fut + Send + 'a,
         Fut: Future<Output = Result<R, Error>> + Send + 'a,
@@ -130,7 +139,10 @@ impl Executor for Pool {
         self.execute(sql, params)
     }
 
-    fn with_client<'a, R, F, Fut>(&'a self, f: F) -> impl Future<Output = Result<R, Error>> + Send + 'a
+    fn with_client<'a, R, F, Fut>(
+        &'a self,
+        f: F,
+    ) -> impl Future<Output = Result<R, Error>> + Send + 'a
     where
         F: FnOnce(Client) -> Fut + Send + 'a,
         Fut: Future<Output = Result<R, Error>> + Send + 'a,
@@ -169,7 +181,10 @@ impl Executor for Transaction<'_> {
         self.client().execute(sql, params)
     }
 
-    fn with_client<'a, R, F, Fut>(&'a self, f: F) -> impl Future<Output = Result<R, Error>> + Send + 'a
+    fn with_client<'a, R, F, Fut>(
+        &'a self,
+        f: F,
+    ) -> impl Future<Output = Result<R, Error>> + Send + 'a
     where
         F: FnOnce(Client) -> Fut + Send + 'a,
         Fut: Future<Output = Result<R, Error>> + Send + 'a,
@@ -203,7 +218,10 @@ impl<E: Executor + ?Sized> Executor for &E {
         (**self).execute_sql(sql, params)
     }
 
-    fn with_client<'a, R, F, Fut>(&'a self, f: F) -> impl Future<Output = Result<R, Error>> + Send + 'a
+    fn with_client<'a, R, F, Fut>(
+        &'a self,
+        f: F,
+    ) -> impl Future<Output = Result<R, Error>> + Send + 'a
     where
         F: FnOnce(Client) -> Fut + Send + 'a,
         Fut: Future<Output = Result<R, Error>> + Send + 'a,

@@ -201,7 +201,8 @@ where
 /// span carries the query's name.
 pub async fn stream<Q: Query>(query: &Q, client: &Client) -> Result<RowStream, Error> {
     let info = Q::INFO;
-    let rows = crate::observe::with_summary(info.name, client.query_stream(info.sql, query.params()));
+    let rows =
+        crate::observe::with_summary(info.name, client.query_stream(info.sql, query.params()));
     rows.await.map_err(|e| in_query(e, info))
 }
 

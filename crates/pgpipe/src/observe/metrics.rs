@@ -4,9 +4,47 @@
 
 use std::time::Duration;
 
-use metrics::{counter, gauge, histogram};
+use metrics::{counter, gauge, histogram, Key, Label, Level, Metadata};
 
 use crate::Error;
+
+const OPERATION_DURATION: &str = "db.client.operation.duration";
+
+static METADATA: Metadata<'static> =
+    Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
+
+macro_rules! op_labels {
+    ($($op:literal),* $(,)?) => {
+        /// `db.system.name` and `db.operation.name` as a static label list.
+        fn static_labels(operation: &'static str) -> Option<&'static [Label]> {
+            $(
+                {
+                    static LABELS: [Label; 2] = [
+                        Label::from_static_parts("db.system.name", "postgresql"),
+                        Label::from_static_parts("db.operation.name", $op),
+                    ];
+                    if operation == $op {
+                        return Some(&LABELS);
+                    }
+                }
+            )*
+            None
+        }
+    };
+}
+
+op_labels!(
+    "query",
+    "execute",
+    "query_stream",
+    "batch",
+    "prepare",
+    "simple_query",
+    "commit",
+    "rollback",
+    "connect",
+    "pool.acquire",
+);
 
 /// One operation ended.
 pub(crate) fn operation(
@@ -17,12 +55,19 @@ pub(crate) fn operation(
 ) {
     let seconds = took.as_secs_f64();
     match (summary, error) {
-        (None, None) => histogram!(
-            "db.client.operation.duration",
-            "db.system.name" => "postgresql",
-            "db.operation.name" => operation,
-        )
-        .record(seconds),
+        // The common case without a label list built per call.
+        (None, None) => match static_labels(operation) {
+            Some(labels) => metrics::with_recorder(|r| {
+                let key = Key::from_static_parts(OPERATION_DURATION, labels);
+                r.register_histogram(&key, &METADATA).record(seconds)
+            }),
+            None => histogram!(
+                OPERATION_DURATION,
+                "db.system.name" => "postgresql",
+                "db.operation.name" => operation,
+            )
+            .record(seconds),
+        },
         (Some(s), None) => histogram!(
             "db.client.operation.duration",
             "db.system.name" => "postgresql",

@@ -152,7 +152,10 @@ impl PoolInner {
             connect,
         });
         #[cfg(feature = "metrics")]
-        let _ = inner.counters.name.set(super::metrics::pool_name(&inner.connect));
+        let _ = inner
+            .counters
+            .name
+            .set(super::metrics::pool_name(&inner.connect));
         runtime.spawn(maintain(Arc::downgrade(&inner), wake));
         Ok(inner)
     }

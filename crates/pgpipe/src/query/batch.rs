@@ -258,7 +258,8 @@ impl<'a> Batch<'a> {
     /// Cancel safe (see [`Client`]).
     pub async fn run(self) -> Result<Vec<Result<BatchResult, Error>>, Error> {
         let shared = self.client.shared().clone();
-        let rows = |r: &Vec<Result<BatchResult, Error>>| r.iter().flatten().map(|b| b.rows_affected).sum();
+        let rows =
+            |r: &Vec<Result<BatchResult, Error>>| r.iter().flatten().map(|b| b.rows_affected).sum();
         crate::observe::traced("batch", Some(&shared), None, rows, self.run_untraced()).await
     }
 
@@ -306,7 +307,14 @@ impl<'a> Batch<'a> {
     pub async fn run_atomic(self) -> Result<Vec<BatchResult>, Error> {
         let shared = self.client.shared().clone();
         let rows = |r: &Vec<BatchResult>| r.iter().map(|b| b.rows_affected).sum();
-        crate::observe::traced("batch", Some(&shared), None, rows, self.run_atomic_untraced()).await
+        crate::observe::traced(
+            "batch",
+            Some(&shared),
+            None,
+            rows,
+            self.run_atomic_untraced(),
+        )
+        .await
     }
 
     async fn run_atomic_untraced(self) -> Result<Vec<BatchResult>, Error> {

@@ -333,7 +333,10 @@ impl Ident {
     /// or with a NUL byte).
     pub fn quoted(&self) -> Result<String, Error> {
         if self.parts.is_empty() {
-            return Err(Error::new(ErrorKind::InvalidUse, "an empty qualified identifier"));
+            return Err(Error::new(
+                ErrorKind::InvalidUse,
+                "an empty qualified identifier",
+            ));
         }
         let mut out = String::new();
         for (i, part) in self.parts.iter().enumerate() {
@@ -366,7 +369,10 @@ mod tests {
             list.push_bind(v);
         }
         q.push(") AND b").push_any(vec!["x", "y"]);
-        assert_eq!(q.sql(), "SELECT * FROM t WHERE a IN ($1, $2, $3) AND b = ANY($4)");
+        assert_eq!(
+            q.sql(),
+            "SELECT * FROM t WHERE a IN ($1, $2, $3) AND b = ANY($4)"
+        );
         assert_eq!(q.param_count(), 4);
     }
 
