@@ -139,6 +139,8 @@ impl Executor for Pool {
         self.execute(sql, params)
     }
 
+    // Spelled out rather than `async fn`: the trait promises `Send`.
+    #[allow(clippy::manual_async_fn)]
     fn with_client<'a, R, F, Fut>(
         &'a self,
         f: F,

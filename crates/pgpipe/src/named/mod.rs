@@ -93,6 +93,10 @@ pub struct ParamInfo {
     pub rust_type: &'static str,
 }
 
+/// Checks a result's columns against a row type; on success returns the
+/// `(column index, field)` pairs it reads into fields that cannot hold NULL.
+pub type RowCheck = fn(&[Column]) -> Result<Vec<(usize, String)>, Error>;
+
 /// The row type of a named query, type-erased for [`check_queries`].
 #[derive(Clone, Copy)]
 pub struct RowInfo {
@@ -101,7 +105,7 @@ pub struct RowInfo {
     /// Checks columns against the type; on success returns the columns it
     /// reads into fields that cannot hold NULL (see
     /// [`FromRow::non_null_columns`]).
-    pub check: fn(&[Column]) -> Result<Vec<(usize, String)>, Error>,
+    pub check: RowCheck,
 }
 
 impl std::fmt::Debug for RowInfo {
