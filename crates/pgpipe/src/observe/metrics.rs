@@ -2,6 +2,7 @@
 //! labels follow the OpenTelemetry database conventions (see the module
 //! docs of `observe`).
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use metrics::{counter, gauge, histogram, Key, Label, Level, Metadata};
@@ -93,17 +94,45 @@ pub(crate) fn operation(
     }
 }
 
-/// Requests in flight on a connection as one more is handed over.
-pub(crate) fn pipeline_depth(depth: usize) {
-    histogram!("pgpipe.pipeline.depth").record(depth as f64);
+/// Per-query events are batched per thread so that a query pays for at
+/// most one recorder look-up (its duration): cache hits are published
+/// every `HIT_BATCH` hits, the pipeline depth is sampled every
+/// `DEPTH_SAMPLE`th request.
+const HIT_BATCH: u32 = 32;
+const DEPTH_SAMPLE: u32 = 16;
+
+thread_local! {
+    static HITS: Cell<u32> = const { Cell::new(0) };
+    static SENDS: Cell<u32> = const { Cell::new(0) };
 }
 
-/// The statement cache answered a lookup.
+/// Requests in flight on a connection as one more is handed over
+/// (sampled: every `DEPTH_SAMPLE`th request of a thread).
+pub(crate) fn pipeline_depth(depth: usize) {
+    let n = SENDS.with(|c| {
+        let n = c.get().wrapping_add(1);
+        c.set(n);
+        n
+    });
+    if n % DEPTH_SAMPLE == 0 {
+        histogram!("pgpipe.pipeline.depth").record(depth as f64);
+    }
+}
+
+/// The statement cache answered a lookup. Misses are published at once
+/// (they are rare and costly); hits in batches of `HIT_BATCH` per thread.
 pub(crate) fn cache_lookup(hit: bool) {
-    if hit {
-        counter!("pgpipe.statement_cache.hits").increment(1);
-    } else {
+    if !hit {
         counter!("pgpipe.statement_cache.misses").increment(1);
+        return;
+    }
+    let n = HITS.with(|c| {
+        let n = c.get() + 1;
+        c.set(if n >= HIT_BATCH { 0 } else { n });
+        n
+    });
+    if n >= HIT_BATCH {
+        counter!("pgpipe.statement_cache.hits").increment(u64::from(n));
     }
 }
 

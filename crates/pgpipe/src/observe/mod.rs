@@ -50,8 +50,8 @@
 //! | `db.client.connection.create_time` | histogram | |
 //! | `db.client.connection.wait_time` | histogram | |
 //! | `db.client.connection.use_time` | histogram | |
-//! | `pgpipe.statement_cache.hits` / `.misses` / `.evictions` | counter | |
-//! | `pgpipe.pipeline.depth` | histogram | requests in flight on the connection when one is handed over |
+//! | `pgpipe.statement_cache.hits` / `.misses` / `.evictions` | counter | hits are published in batches of 32 per thread (so a query pays for one recorder look-up, its duration) |
+//! | `pgpipe.pipeline.depth` | histogram | requests in flight on the connection when one is handed over, sampled every 16th request per thread |
 //! | `pgpipe.connection.peak_buffered_bytes` | gauge | the most response bytes a connection held unread (set when a stream ends) |
 //!
 //! Pool metrics carry `db.client.connection.pool.name`, the pool's
