@@ -220,12 +220,16 @@ impl Connection {
                 chunk.first().map(|&b| b as char).unwrap_or('?')
             )));
         };
-        let buffered = slot.deliver(chunk, complete);
-        self.shared.record_buffered(buffered);
         if complete {
+            // Counted as finished before the caller is woken: a caller that
+            // saw its answer must never see its own request still pending
+            // (the pool decides on that count whether to settle a returned
+            // connection).
             self.in_flight.pop_front();
             self.shared.finished(1);
         }
+        let buffered = slot.deliver(chunk, complete);
+        self.shared.record_buffered(buffered);
         if buffered > self.max_buffered {
             self.paused_on = Some(slot);
         }

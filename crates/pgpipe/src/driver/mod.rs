@@ -11,6 +11,6 @@ mod socket;
 
 pub use cancel::CancelToken;
 pub use connection::Connection;
-pub(crate) use shared::{Request, SessionId, Shared, NO_SESSION};
+pub(crate) use shared::{Request, SessionEnd, SessionId, Shared, NO_SESSION};
 pub(crate) use slot::{Responses, Slot};
 pub(crate) use socket::Socket;
