@@ -191,7 +191,10 @@ async fn pool_and_operation_metrics_after_a_known_workload() {
         let hits = exporter.count("pgpipe.statement_cache.hits", &[]);
         assert!((111 - 32..=114).contains(&hits), "{hits} hits");
         let depth = exporter.samples("pgpipe.pipeline.depth", &[]);
-        assert!((114 / 16 - 1..=114 / 16 + 1).contains(&depth), "{depth} samples");
+        assert!(
+            (114 / 16 - 1..=114 / 16 + 1).contains(&depth),
+            "{depth} samples"
+        );
 
         // A cache of one statement evicts.
         let url = db.url(pgpipe_testkit::AuthRole::Trust);
