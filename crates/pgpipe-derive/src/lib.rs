@@ -250,10 +250,18 @@ pub fn derive_decode(input: TokenStream) -> TokenStream {
 /// `fetch_all`, `fetch_one`, `fetch_opt`, `stream` (with a row type) and
 /// `execute` methods.
 ///
-/// ```ignore
+/// ```
+/// #[derive(pgpipe::FromRow)]
+/// struct Message { mid: i64, subject: String }
+///
+/// // tests/ui/queries.sql has `-- name: get_messages :many` using :uid and :mids.
 /// #[derive(pgpipe::Query)]
-/// #[query(file = "sql/mail.sql", name = "get_messages", row = Message)]
+/// #[query(file = "tests/ui/queries.sql", name = "get_messages", row = Message)]
 /// struct GetMessages { uid: i64, mids: Vec<i64> }
+///
+/// use pgpipe::named::Query as _;
+/// assert_eq!(GetMessages::INFO.params.len(), 2);
+/// assert!(GetMessages::INFO.sql.contains("uid = $1"));
 /// ```
 #[proc_macro_derive(Query, attributes(query))]
 pub fn derive_query(input: TokenStream) -> TokenStream {

@@ -102,13 +102,24 @@ impl fmt::Display for Report {
 ///
 /// An `Err` means the check itself could not run (no connection).
 ///
-/// ```ignore
-/// let report = pgpipe::named::check_queries(&pool, &[GetMessages::INFO, MarkSeen::INFO])
+/// ```no_run
+/// # #[derive(pgpipe::FromRow)]
+/// # struct Unread { unread: i64 }
+/// # #[derive(pgpipe::Query)]
+/// # #[query(file = "sql/mail.sql", name = "count_unread", row = Unread, assume_not_null = "unread")]
+/// # struct CountUnread { uid: i64 }
+/// # #[derive(pgpipe::Query)]
+/// # #[query(file = "sql/mail.sql", name = "mark_seen")]
+/// # struct MarkSeen { uid: i64, mids: Vec<i64> }
+/// # async fn f(pool: &pgpipe::Pool) -> Result<(), pgpipe::Error> {
+/// use pgpipe::named::Query as _;
+/// let report = pgpipe::named::check_queries(pool, &[CountUnread::INFO, MarkSeen::INFO])
 ///     .await?
 ///     .into_result()?; // fail startup on any mismatch
 /// for w in &report.warnings {
-///     tracing::warn!("{w}");
+///     eprintln!("warning: {w}");
 /// }
+/// # Ok(()) }
 /// ```
 pub async fn check_queries<E: Executor + ?Sized>(
     on: &E,

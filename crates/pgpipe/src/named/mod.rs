@@ -13,12 +13,20 @@
 //!
 //! `#[derive(pgpipe::Query)]` binds a struct of parameters to one block:
 //!
-//! ```ignore
+//! ```no_run
+//! # use pgpipe::{Composite, FromRow};
+//! # #[derive(Composite)] #[pg(name = "mail.attach")]
+//! # struct Attach { filename: String, r#type: String, size: i64 }
+//! #[derive(FromRow)]
+//! struct Message { mid: i64, subject: String, snippet: Option<String>, seen: bool, attaches: Vec<Attach> }
+//!
 //! #[derive(pgpipe::Query)]
 //! #[query(file = "sql/mail.sql", name = "get_messages", row = Message)]
 //! struct GetMessages { uid: i64, mids: Vec<i64> }
 //!
-//! let msgs: Vec<Message> = GetMessages { uid, mids }.fetch_all(&pool).await?;
+//! # async fn f(pool: &pgpipe::Pool, uid: i64, mids: Vec<i64>) -> Result<(), pgpipe::Error> {
+//! let msgs: Vec<Message> = GetMessages { uid, mids }.fetch_all(pool).await?;
+//! # Ok(()) }
 //! ```
 //!
 //! At compile time, without a database, the macro reads the file (a path
