@@ -29,11 +29,13 @@ pub enum Workload {
     Techempower,
     /// 10M rows streamed; peak RSS per driver.
     Stream,
+    /// 1M rows with binary COPY in and out.
+    Copy,
 }
 
 impl Workload {
     /// Every implemented workload, in suite order.
-    pub const ALL: [Workload; 11] = [
+    pub const ALL: [Workload; 12] = [
         Workload::Latency,
         Workload::Pipeline,
         Workload::Unprepared,
@@ -45,6 +47,7 @@ impl Workload {
         Workload::Ozo,
         Workload::Techempower,
         Workload::Stream,
+        Workload::Copy,
     ];
 
     /// The workloads of the quick suite (no `--workloads`, not `--full`):
@@ -76,6 +79,7 @@ impl Workload {
             Workload::Ozo => "ozo",
             Workload::Techempower => "techempower",
             Workload::Stream => "stream",
+            Workload::Copy => "copy",
         }
     }
 
@@ -93,6 +97,7 @@ impl Workload {
             Workload::Ozo => "the ozo talk's table: connect per request, reuse connection, pool, parsed result, the pg_type query raw/parsed over 1..64 connections",
             Workload::Techempower => "TechEmpower Fortunes, Multiple queries (N=20), Updates (N=20), 16 tasks on one connection, no HTTP",
             Workload::Stream => "stream 10M rows (1M in the quick suite), each driver in a child process: rows/s and peak RSS",
+            Workload::Copy => "COPY 1M rows of (int8, text, float8, timestamptz) in (typed binary writer) and out (every value decoded), one COPY per operation",
         }
     }
 
@@ -117,6 +122,8 @@ impl Workload {
     pub fn rows_per_op(self) -> u64 {
         if self.is_rows() {
             crate::fixtures::ROWS
+        } else if self == Workload::Copy {
+            crate::drivers::copy::COPY_ROWS
         } else {
             1
         }
@@ -228,6 +235,7 @@ impl DriverKind {
                 Some("raw cannot express read-then-update (two dependent phases)")
             }
             (D::Raw, Workload::Stream) => Some("raw has no streaming API to measure"),
+            (D::Raw | D::Pgbench, Workload::Copy) => Some("not measured in this workload"),
             _ => None,
         }
     }

@@ -1,7 +1,7 @@
 //! The notes that say what a row of the newer workloads measured.
 
 use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
-use crate::shape::{OzoCase, Shape, TeCase};
+use crate::shape::{CopyCase, OzoCase, Shape, TeCase};
 use crate::variants::TE_TASKS;
 
 /// The note of a measured row: what `driver` does in `variant`, or a
@@ -106,6 +106,12 @@ pub fn shape_note(driver: DriverKind, variant: &Variant) -> Option<String> {
         (Shape::Stream { rows }, _) => {
             format!("{rows} rows in a child process; ops/s are rows/s; connect included")
         }
+        (Shape::Copy(CopyCase::In), D::Pgpipe) => "copy_in_rows: typed tuples, binary, TRUNCATE included".into(),
+        (Shape::Copy(CopyCase::In), D::TokioPostgres) => "BinaryCopyInWriter: &[&dyn ToSql] per row, binary, TRUNCATE included".into(),
+        (Shape::Copy(CopyCase::In), D::Sqlx) => "copy_in_raw: rows formatted as COPY text by the adapter, 64 KiB sends, TRUNCATE included".into(),
+        (Shape::Copy(CopyCase::Out), D::Pgpipe) => "copy_out_rows: every value decoded into (i64, String, f64, SystemTime)".into(),
+        (Shape::Copy(CopyCase::Out), D::TokioPostgres) => "BinaryCopyOutStream: every value decoded (try_get)".into(),
+        (Shape::Copy(CopyCase::Out), D::Sqlx) => "copy_out_raw: bytes only, rows counted (sqlx has no COPY decoder)".into(),
         (Shape::Replay, _) => "answered by the in-tool replay server (captured response)".into(),
         (Shape::Streamed, D::Raw) => "the same as 50k: raw always parses as it reads".into(),
         (Shape::Streamed, D::Pgpipe) => "query_stream: each row decoded as it arrives".into(),

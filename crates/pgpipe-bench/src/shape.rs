@@ -30,6 +30,15 @@ pub enum TeCase {
     Updates,
 }
 
+/// The direction of a `copy` variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CopyCase {
+    /// COPY FROM STDIN of 1M typed rows.
+    In,
+    /// COPY TO STDOUT of 1M rows, every value decoded.
+    Out,
+}
+
 /// Where a variant departs from the plain "run the workload's query".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Shape {
@@ -44,6 +53,8 @@ pub enum Shape {
         /// Rows streamed per measurement.
         rows: u64,
     },
+    /// A `copy` direction.
+    Copy(CopyCase),
     /// A `rows-*` workload answered by the in-tool replay server.
     Replay,
     /// A `rows-*` workload read through each driver's row stream, every row

@@ -2,7 +2,7 @@
 
 use crate::catalog::{PoolMode, Variant, Workload};
 use crate::cli::Plan;
-use crate::shape::{OzoCase, Shape, TeCase};
+use crate::shape::{CopyCase, OzoCase, Shape, TeCase};
 
 /// Tasks of each TechEmpower variant (all on one connection, as many
 /// HTTP requests in flight would share a connection of a pipelining pool).
@@ -129,6 +129,10 @@ impl Plan {
             .into_iter()
             .map(|(label, case)| variant(label, 1, TE_TASKS, PoolMode::Dedicated, Shape::Te(case)))
             .collect(),
+            Workload::Copy => vec![
+                one("in-1M", Shape::Copy(CopyCase::In)),
+                one("out-1M", Shape::Copy(CopyCase::Out)),
+            ],
             Workload::Stream => {
                 let rows = self.stream_rows;
                 let label = if rows % 1_000_000 == 0 {

@@ -81,6 +81,23 @@ pub struct ParamWriter<'a> {
     max: usize,
 }
 
+impl<'a> ParamWriter<'a> {
+    /// A writer for the fields of one binary COPY tuple, which have the
+    /// same layout as Bind's values (an `i32` length, -1 for NULL, then the
+    /// bytes). Values are appended to `buf`; the caller writes the tuple's
+    /// `i16` field count first. A COPY stream is split into CopyData
+    /// messages afterwards, so only each value's own `i32` limit applies.
+    pub fn copy_tuple(buf: &'a mut BytesMut) -> ParamWriter<'a> {
+        let start = buf.len();
+        ParamWriter {
+            buf,
+            written: 0,
+            start,
+            max: usize::MAX,
+        }
+    }
+}
+
 impl ParamWriter<'_> {
     /// Writes one parameter: reserves its length prefix, lets `f` append the
     /// value, and patches the length (or -1 for NULL).

@@ -10,6 +10,7 @@
 
 pub mod auth;
 pub mod backend;
+pub mod copy_binary;
 mod error;
 pub mod frontend;
 

@@ -45,6 +45,9 @@ pub struct ClientStats {
     /// not yet taken by the caller, for any one request: what backpressure
     /// bounds.
     pub peak_buffered_bytes: usize,
+    /// Notifications that arrived while nobody subscribed
+    /// ([`Client::notifications`], [`Client::listen`]): counted and dropped.
+    pub notifications_dropped: u64,
 }
 
 impl Drop for Inner {
@@ -345,6 +348,11 @@ impl Client {
     pub fn stats(&self) -> ClientStats {
         ClientStats {
             peak_buffered_bytes: self.shared().peak_buffered(),
+            notifications_dropped: self
+                .shared()
+                .notifications
+                .dropped
+                .load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 

@@ -22,10 +22,12 @@
 mod client;
 pub mod config;
 mod connect;
+mod copy;
 mod driver;
 mod error;
 pub mod named;
 pub mod observe;
+mod notify;
 pub mod pool;
 mod query;
 mod transaction;
@@ -37,8 +39,14 @@ pub use config::{
     SslNegotiation, TargetSessionAttrs,
 };
 pub use connect::{connect, connect_with_driver};
+pub use copy::{
+    BinaryCopyWriter, CopyIn, CopyOut, CopyOutReader, CopyOutRows, OnConflict, UpsertCounts,
+};
 pub use driver::{CancelToken, Connection};
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};
+pub use notify::{
+    Event, GapReason, Listener, ListenerBuilder, ListenerStats, Notification, Notifications,
+};
 pub use pgpipe_proto::backend::TransactionStatus;
 pub use pool::{Pool, PoolConfig, PoolStats, PooledClient, Provider};
 pub use query::from_row;

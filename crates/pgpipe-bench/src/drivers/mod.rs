@@ -2,6 +2,7 @@
 //! `sqlx` run as [`Session`]s driven by the generic task runner; `raw` and
 //! `pgbench` have their own runners.
 
+pub mod copy;
 pub mod jsonb;
 pub mod ozo;
 pub mod pgbench;
@@ -34,6 +35,8 @@ pub enum Session {
     Ozo(ozo::OzoSession),
     /// One `techempower` shape (any of its drivers).
     Te(techempower::TeSession),
+    /// One `copy` direction (any of its drivers).
+    Copy(copy::CopySession),
 }
 
 impl Session {
@@ -111,6 +114,7 @@ impl Session {
             Session::Deadpool(p) => p.op(key).await,
             Session::Ozo(o) => o.op().await,
             Session::Te(t) => t.op(key).await,
+            Session::Copy(c) => c.op().await,
         }
     }
 }

@@ -135,6 +135,9 @@ impl Subject {
                 (d, Shape::Te(_)) if d != DriverKind::Raw => Subject::Sessions(vec![Arc::new(
                     Session::Te(TeSession::connect(driver, url, variant).await?),
                 )]),
+                (d, Shape::Copy(case)) => Subject::Sessions(vec![Arc::new(Session::Copy(
+                    crate::drivers::copy::CopySession::connect(d, url, case).await?,
+                ))]),
                 (DriverKind::Pgbench, _) => Subject::Pgbench(Pgbench::new(url, workload, variant)?),
                 (_, _) if workload == Workload::Pool && variant.pool != PoolMode::Dedicated => {
                     Subject::Pooled {

@@ -102,6 +102,10 @@ impl Connection {
             // capacity) and we write theirs.
             std::mem::swap(&mut self.out, &mut q.write_buf);
             self.in_flight.extend(q.slots.drain(..));
+            // A COPY writer waiting for room may go on.
+            if let Some(writer) = q.writer_waker.take() {
+                writer.wake();
+            }
         }
         Ok(q.terminating)
     }
@@ -272,14 +276,7 @@ impl Connection {
                     .unwrap_or_else(|e| e.into_inner())
                     .insert(p.name().to_owned(), p.value().to_owned());
             }
-            Message::NotificationResponse(n) => {
-                tracing::debug!(
-                    channel = n.channel(),
-                    payload = n.payload(),
-                    process_id = n.process_id,
-                    "notification received (LISTEN/NOTIFY delivery is not supported yet; dropped)"
-                );
-            }
+            Message::NotificationResponse(n) => self.shared.notifications.deliver(&n),
             _ => {}
         }
         Ok(())
@@ -299,6 +296,7 @@ impl Connection {
         }
         self.shared.finished(n);
         self.shared.close_queue();
+        self.shared.notifications.close(kind, reason);
     }
 
     fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {

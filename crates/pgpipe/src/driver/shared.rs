@@ -27,6 +27,66 @@ use crate::Error;
 /// A callback for NoticeResponse messages.
 pub(crate) type NoticeHandler = Arc<dyn Fn(&DbError) + Send + Sync>;
 
+/// Where the driver hands notifications: the subscribers of
+/// [`Client::notifications`](crate::Client::notifications),
+/// [`Client::listen`](crate::Client::listen) or a
+/// [`Listener`](crate::Listener), or nowhere (then they are counted and
+/// dropped).
+#[derive(Default)]
+pub(crate) struct NotificationRoute {
+    pub(crate) hub: RwLock<Option<Arc<crate::notify::Hub>>>,
+    /// Notifications dropped because nobody subscribed.
+    pub(crate) dropped: AtomicU64,
+}
+
+impl NotificationRoute {
+    /// Driver side: hands a notification to the subscribers, or counts it
+    /// (one debug line for the first, not one per message).
+    pub(crate) fn deliver(&self, n: &pgpipe_proto::backend::Notification) {
+        let hub = self.hub.read().unwrap_or_else(|e| e.into_inner()).clone();
+        match hub {
+            Some(hub) => hub.deliver(crate::notify::Notification::new(
+                n.channel(),
+                n.payload(),
+                n.process_id,
+            )),
+            None => {
+                if self.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
+                    tracing::debug!(
+                        channel = n.channel(),
+                        "notification received but nobody subscribed on this connection \
+                         (Client::notifications); dropping this and later ones (counted in \
+                         ClientStats::notifications_dropped)"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The hub of this connection, made on first use.
+    pub(crate) fn hub(&self, survives_reconnects: bool) -> Arc<crate::notify::Hub> {
+        let mut hub = self.hub.write().unwrap_or_else(|e| e.into_inner());
+        hub.get_or_insert_with(|| Arc::new(crate::notify::Hub::new(survives_reconnects)))
+            .clone()
+    }
+
+    /// Routes to `hub` (a listener's, which outlives connections).
+    pub(crate) fn set_hub(&self, hub: Arc<crate::notify::Hub>) {
+        *self.hub.write().unwrap_or_else(|e| e.into_inner()) = Some(hub);
+    }
+
+    /// The connection is gone: subscriptions bound to it end with `reason`
+    /// (a listener's carry on with its next connection).
+    pub(crate) fn close(&self, kind: ErrorKind, reason: &str) {
+        let hub = self.hub.write().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(hub) = hub {
+            if !hub.survives_reconnects {
+                hub.close(kind, reason);
+            }
+        }
+    }
+}
+
 pub(crate) struct Queue {
     pub(crate) write_buf: BytesMut,
     pub(crate) slots: VecDeque<Arc<Slot>>,
@@ -51,6 +111,10 @@ pub(crate) struct Queue {
     /// so they must not rely on (or create) cached statements whose Parse
     /// would travel in a different order.
     no_cache: StatementCache,
+    /// A COPY IN writer waiting for the write buffer to drain below its
+    /// bound (see [`Shared::poll_write_room`]): woken when the driver takes
+    /// the buffer.
+    pub(crate) writer_waker: Option<Waker>,
 }
 
 /// How [`Shared::end_session`] ended a session.
@@ -141,6 +205,13 @@ pub(crate) struct Shared {
     /// Woken when a reservation ends.
     released: Notify,
     next_session: AtomicU64,
+    /// Where notifications (LISTEN/NOTIFY) arriving on this connection go,
+    /// and how many were dropped because nobody asked for them.
+    pub(crate) notifications: NotificationRoute,
+    /// The described columns of typed COPY targets (`SELECT cols FROM
+    /// table`), so that each typed COPY checks its rows without a round
+    /// trip; an entry is dropped when a COPY into it fails.
+    pub(crate) copy_targets: Mutex<HashMap<String, Arc<[crate::query::Column]>>>,
 }
 
 impl Shared {
@@ -164,6 +235,7 @@ impl Shared {
                 cache: StatementCache::new(statement_cache_capacity),
                 reservation: None,
                 no_cache: StatementCache::new(0),
+                writer_waker: None,
             }),
             permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             encoder,
@@ -182,6 +254,8 @@ impl Shared {
             database: std::sync::OnceLock::new(),
             released: Notify::new(),
             next_session: AtomicU64::new(NO_SESSION + 1),
+            notifications: NotificationRoute::default(),
+            copy_targets: Mutex::default(),
         }
     }
 
@@ -398,6 +472,17 @@ impl Shared {
     /// the session's first request, sharing its Sync (no round trip of its
     /// own). Cancel safe: nothing is reserved until the future completes.
     pub(crate) async fn reserve(&self, begin: Box<str>) -> Result<SessionId, Error> {
+        self.reserve_for(Some(begin)).await
+    }
+
+    /// Reserves the connection for a session that is no transaction (a
+    /// COPY): no BEGIN; end it with [`release`](Self::release). Cancel
+    /// safe like [`reserve`](Self::reserve).
+    pub(crate) async fn reserve_plain(&self) -> Result<SessionId, Error> {
+        self.reserve_for(None).await
+    }
+
+    async fn reserve_for(&self, begin: Option<Box<str>>) -> Result<SessionId, Error> {
         let session = self.next_session.fetch_add(1, Ordering::Relaxed);
         loop {
             let notified = self.released.notified();
@@ -411,7 +496,7 @@ impl Shared {
                 if q.reservation.is_none() {
                     q.reservation = Some(Reservation {
                         session,
-                        begin: Some(begin),
+                        begin,
                         begin_failed: Arc::default(),
                         deferred_buf: BytesMut::new(),
                         deferred_slots: Vec::new(),
@@ -501,6 +586,54 @@ impl Shared {
         result
     }
 
+    /// Ends a session reserved with [`reserve_plain`](Self::reserve_plain),
+    /// without waiting: the requests other handles queued meanwhile follow
+    /// whatever the session wrote last. Nothing happens if `session` does
+    /// not hold the connection.
+    pub(crate) fn release(&self, session: SessionId) {
+        let waker = {
+            let mut guard = self.lock();
+            let q = &mut *guard;
+            let Some(held) = q.reservation.take_if(|r| r.session == session) else {
+                return;
+            };
+            let start = q.write_buf.len();
+            q.write_buf.extend_from_slice(&held.deferred_buf);
+            q.slots.extend(held.deferred_slots);
+            if start == 0 && !q.write_buf.is_empty() {
+                q.driver_waker.take()
+            } else {
+                None
+            }
+        };
+        self.released.notify_waiters();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// Ready once the write buffer holds at most `limit` bytes, so that a
+    /// COPY IN writer never queues more than that ahead of the socket;
+    /// otherwise the driver wakes `cx` when it takes the buffer.
+    pub(crate) fn poll_write_room(
+        &self,
+        cx: &mut std::task::Context<'_>,
+        limit: usize,
+    ) -> std::task::Poll<Result<(), Error>> {
+        let mut q = self.lock();
+        if let Some(reason) = &q.closed {
+            return std::task::Poll::Ready(Err(Error::closed().context(reason)));
+        }
+        if q.write_buf.len() <= limit {
+            return std::task::Poll::Ready(Ok(()));
+        }
+        match &q.writer_waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => q.writer_waker = Some(cx.waker().clone()),
+        }
+        std::task::Poll::Pending
+    }
+
     /// Every slot still waiting to be written (the queue and requests
     /// deferred behind a session), for the driver failing them all; ends any
     /// reservation, waking whoever waits for one.
@@ -508,6 +641,9 @@ impl Shared {
         let mut out: Vec<Arc<Slot>> = q.slots.drain(..).collect();
         if let Some(held) = q.reservation.take() {
             out.extend(held.deferred_slots);
+        }
+        if let Some(writer) = q.writer_waker.take() {
+            writer.wake();
         }
         self.released.notify_waiters();
         out

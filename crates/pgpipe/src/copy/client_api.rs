@@ -1,0 +1,93 @@
+//! The COPY methods of [`Client`].
+
+use pgpipe_types::Params;
+
+use super::copy_in::CopyIn;
+use super::copy_out::CopyOut;
+use super::typed::{
+    describe_query, describe_target, forget_targets, BinaryCopyWriter, CopyOutRows,
+};
+use crate::query::FromRow;
+use crate::{Client, Error};
+
+impl Client {
+    /// Starts a `COPY ... FROM STDIN` and returns its writer once the
+    /// server is ready for data (see [`CopyIn`]). The statement, with its
+    /// `FORMAT`, `HEADER`, `DELIMITER` and other options, is passed to the
+    /// server as written; the data is not parsed.
+    ///
+    /// While the writer is open this COPY has the connection to itself:
+    /// requests from other clones of this client wait and run after it.
+    /// In a service, run COPY on a connection of its own
+    /// ([`Pool::get`](crate::Pool::get)). On a
+    /// [`Transaction`](crate::Transaction) it runs inside the transaction.
+    ///
+    /// ```no_run
+    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// let mut copy = client.copy_in("COPY mailbox (uid, name) FROM STDIN").await?;
+    /// copy.send("1\tinbox\n").await?;
+    /// assert_eq!(copy.finish().await?, 1);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Cancel safe: if dropped before it returns, the COPY is aborted.
+    pub async fn copy_in(&self, sql: &str) -> Result<CopyIn, Error> {
+        CopyIn::start(self, sql).await
+    }
+
+    /// Runs a `COPY ... TO STDOUT` and streams its data (see [`CopyOut`]).
+    /// The statement is passed to the server as written.
+    ///
+    /// Cancel safe, and the stream may be dropped half-read.
+    pub async fn copy_out(&self, sql: &str) -> Result<CopyOut, Error> {
+        CopyOut::start(self, sql).await
+    }
+
+    /// Starts a binary COPY into `columns` of `table` (all columns if
+    /// empty) and returns a writer of typed rows (see
+    /// [`BinaryCopyWriter`]). The columns' types are described by the
+    /// server first (one round trip, then cached on this connection), so a
+    /// missing column is an error here and a row that does not fit is one
+    /// before any data is sent.
+    ///
+    /// Column names are quoted identifiers; `table` is SQL text (a
+    /// schema-qualified name such as `mail.message`; quote it yourself if
+    /// it needs quoting).
+    ///
+    /// Cancel safe: if dropped before it returns, the COPY is aborted.
+    pub async fn copy_in_rows<T: Params + ?Sized>(
+        &self,
+        table: &str,
+        columns: &[&str],
+    ) -> Result<BinaryCopyWriter<T>, Error> {
+        let described = describe_target(self, table, columns).await?;
+        let started = BinaryCopyWriter::start(self, table, columns, described).await;
+        if started.is_err() {
+            // The table may have changed under the cached description.
+            forget_targets(self);
+        }
+        started
+    }
+
+    /// Runs `COPY (query) TO STDOUT (FORMAT binary)` and decodes its rows
+    /// into `T` (a tuple or a `#[derive(FromRow)]` struct; see
+    /// [`CopyOutRows`]). `query` is a SELECT; its columns are described
+    /// and checked against `T` before the COPY starts.
+    ///
+    /// ```no_run
+    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// let mut rows = client
+    ///     .copy_out_rows::<(i64, String)>("SELECT id, subject FROM mail.message")
+    ///     .await?;
+    /// while let Some(row) = rows.next().await {
+    ///     let (id, subject) = row?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Cancel safe, and the stream may be dropped half-read.
+    pub async fn copy_out_rows<T: FromRow>(&self, query: &str) -> Result<CopyOutRows<T>, Error> {
+        let columns = describe_query(self, query).await?;
+        CopyOutRows::start(self, query, columns).await
+    }
+}

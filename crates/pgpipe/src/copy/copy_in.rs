@@ -1,0 +1,506 @@
+//! [`CopyIn`]: the writer of a `COPY ... FROM STDIN`.
+//!
+//! On the wire: Parse + Bind + Execute + Flush of the COPY statement (no
+//! Sync: in copy-in mode the server ignores Sync, and a later one must end
+//! the request whatever happens), then CopyData messages, then CopyDone
+//! (or CopyFail) followed by the one Sync. Whether the server entered
+//! copy-in mode, refused the statement, or failed in the middle, that Sync
+//! produces exactly one ReadyForQuery, so the connection's FIFO stays
+//! aligned.
+//!
+//! While the COPY runs it has the connection to itself (see
+//! [`Shared::reserve_plain`]): requests from other handles are queued
+//! behind it and go out after CopyDone/CopyFail, never in the middle of the
+//! data.
+
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::{Buf, Bytes, BytesMut};
+use pgpipe_proto::backend::{tag, CommandComplete, Message};
+use pgpipe_proto::frontend;
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use crate::driver::{Request, Responses, SessionId, Shared, NO_SESSION};
+use crate::error::ErrorKind;
+use crate::query::encode_error;
+use crate::{Client, Error};
+
+/// Data is sent in CopyData messages of at most this many bytes: large
+/// enough to amortise the 5-byte header, small enough that a row larger
+/// than it is simply split (the server reassembles the stream).
+pub(crate) const COPY_CHUNK: usize = 64 * 1024;
+
+/// The most bytes a writer queues in the connection's write buffer ahead
+/// of the socket; beyond it, writing waits for the driver (backpressure).
+const WRITE_AHEAD: usize = 256 * 1024;
+
+/// How the request ends: with CopyDone (commit the data) or CopyFail.
+enum End<'a> {
+    Done,
+    Fail(&'a str),
+}
+
+#[derive(Debug)]
+enum State {
+    /// The server is in copy-in mode, taking data.
+    Open,
+    /// The server reported an error; the end (Sync) is already sent. The
+    /// error is handed out once, then described.
+    Failed(Option<Error>, String),
+    /// CopyDone or CopyFail is sent.
+    Ended,
+}
+
+/// The writer of a `COPY ... FROM STDIN`, from
+/// [`Client::copy_in`](crate::Client::copy_in).
+///
+/// Write the data with [`send`](Self::send), [`copy_from`](Self::copy_from)
+/// (any [`AsyncRead`]) or as a [`futures_sink::Sink<Bytes>`], in the
+/// format the statement names (text, CSV or binary: pgpipe passes it
+/// through unparsed); then [`finish`](Self::finish) returns the number of
+/// rows copied. Data is buffered into CopyData messages of 64 KiB and at
+/// most 256 KiB is queued ahead of the socket, so a fast producer waits
+/// for the network instead of filling memory.
+///
+/// An error the server reports in the middle (a bad row) is noticed while
+/// writing: the next `send` returns it, with the server's CONTEXT (which
+/// names the line) kept, and nothing more is sent.
+///
+/// **Dropping it unfinished aborts the COPY** (CopyFail is queued at once,
+/// no await needed): nothing is copied and the connection stays usable.
+///
+/// While it is open the connection belongs to this COPY: other clones of
+/// the client wait and run after it.
+///
+/// ```no_run
+/// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+/// let mut copy = client.copy_in("COPY mailbox (uid, name) FROM STDIN (FORMAT csv)").await?;
+/// copy.send("1,inbox\n2,sent\n").await?;
+/// let rows = copy.finish().await?;
+/// assert_eq!(rows, 2);
+/// # Ok(()) }
+/// ```
+pub struct CopyIn {
+    shared: Arc<Shared>,
+    responses: Responses,
+    /// The reservation this COPY made and must end; `None` inside a
+    /// transaction (whose session it runs on).
+    own_session: Option<SessionId>,
+    /// Data not yet framed into CopyData messages.
+    pending: BytesMut,
+    state: State,
+    /// Largest CopyData payload: the chunk size, or less if the encoder's
+    /// message limit is lower.
+    chunk: usize,
+    bytes_sent: u64,
+    /// The row count of the finished COPY (for the `Sink` form).
+    rows: Option<u64>,
+    /// What the answer after CopyDone showed so far (kept across polls).
+    end_rows: u64,
+    end_error: Option<Error>,
+}
+
+impl CopyIn {
+    /// Sends the COPY statement on `client`'s connection and waits until
+    /// the server is ready for data.
+    pub(crate) async fn start(client: &Client, sql: &str) -> Result<CopyIn, Error> {
+        let shared = client.shared().clone();
+        let (session, own_session) = if client.session() != NO_SESSION
+            && shared.holds(client.session())
+        {
+            (client.session(), None)
+        } else {
+            let reserving = shared.reserve_plain();
+            let session = match client.timeout() {
+                None => reserving.await?,
+                Some(limit) => tokio::time::timeout(limit, reserving).await.map_err(|_| {
+                    Error::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "waited {limit:?} for a transaction or COPY on this connection to end"
+                        ),
+                    )
+                })??,
+            };
+            (session, Some(session))
+        };
+        // Ends the reservation if sending fails or this future is dropped
+        // before the writer exists (the writer's own Drop takes over).
+        let mut release = ReleaseOnDrop {
+            shared: &shared,
+            session: own_session,
+        };
+        let responses = shared
+            .send(session, Request::Statement, |enc, buf| {
+                enc.parse("", sql, &[], buf).map_err(encode_error)?;
+                enc.bind("", "", &[], 0, |_| Ok(()), &[], buf)
+                    .map_err(encode_error)?;
+                enc.execute("", 0, buf).map_err(encode_error)?;
+                frontend::flush(buf);
+                Ok(())
+            })
+            .await?;
+        release.session = None;
+        drop(release);
+        let chunk = COPY_CHUNK
+            .min(shared.encoder.max_message_len().saturating_sub(4))
+            .max(1);
+        let mut writer = CopyIn {
+            shared,
+            responses,
+            own_session,
+            pending: BytesMut::new(),
+            state: State::Open,
+            chunk,
+            bytes_sent: 0,
+            rows: None,
+            end_rows: 0,
+            end_error: None,
+        };
+        writer.wait_ready().await?;
+        Ok(writer)
+    }
+
+    /// Reads the server's answer to the COPY statement: CopyInResponse,
+    /// or why there is none.
+    async fn wait_ready(&mut self) -> Result<(), Error> {
+        let (tag, body) = loop {
+            match self.responses.next_raw().await {
+                Ok((tag::PARSE_COMPLETE | tag::BIND_COMPLETE, _)) => {}
+                Ok(m) => break m,
+                Err(e) => {
+                    self.state = State::Ended;
+                    return Err(e);
+                }
+            }
+        };
+        let error = match Message::parse(tag, body) {
+            Ok(Message::CopyInResponse(_)) => return Ok(()),
+            Ok(Message::ErrorResponse(fields)) => Error::from_server(&fields),
+            Ok(Message::CopyOutResponse(_)) => Error::new(
+                ErrorKind::InvalidUse,
+                "copy_in needs COPY ... FROM STDIN; this statement is a COPY TO STDOUT (use copy_out)",
+            ),
+            Ok(_) => Error::new(
+                ErrorKind::InvalidUse,
+                "copy_in needs a COPY ... FROM STDIN statement; the server ran something else",
+            ),
+            Err(e) => Error::protocol(e.to_string()),
+        };
+        // Not in copy mode (or the statement failed): the Sync still ends
+        // the request; read its answer so the error is complete.
+        self.end(End::Fail("pgpipe: not a COPY FROM STDIN"))?;
+        let _ = self.read_to_end().await;
+        Err(self.shared.request_failed(error))
+    }
+
+    /// Bytes of data handed to the connection so far.
+    pub fn bytes_sent(&self) -> u64 {
+        self.bytes_sent
+    }
+
+    /// Sends a piece of data. Pieces need not align with rows: a row may
+    /// span several, and a piece may hold many rows.
+    ///
+    /// Returns the server's error as soon as it has reported one (a bad
+    /// row); after that the COPY is over and `finish` returns the error
+    /// again. Cancel safe: dropping this future keeps the data (it is
+    /// buffered) unless the writer is dropped too.
+    pub async fn send(&mut self, data: impl AsRef<[u8]>) -> Result<(), Error> {
+        self.check_open()?;
+        self.pending.extend_from_slice(data.as_ref());
+        poll_fn(|cx| self.poll_drain(cx, false)).await
+    }
+
+    /// Copies everything `reader` yields, returning the number of bytes.
+    pub async fn copy_from<R: AsyncRead + Unpin>(&mut self, mut reader: R) -> Result<u64, Error> {
+        self.check_open()?;
+        let mut total = 0u64;
+        loop {
+            self.pending.reserve(self.chunk);
+            let n = reader
+                .read_buf(&mut self.pending)
+                .await
+                .map_err(|e| Error::io("reading the data to copy", e))?;
+            if n == 0 {
+                return Ok(total);
+            }
+            total += n as u64;
+            poll_fn(|cx| self.poll_drain(cx, false)).await?;
+        }
+    }
+
+    /// Sends CopyDone and waits for the server: returns the number of rows
+    /// copied, or the server's error (a bad row, a constraint).
+    pub async fn finish(mut self) -> Result<u64, Error> {
+        poll_fn(|cx| self.poll_finish(cx)).await
+    }
+
+    /// Aborts the COPY with CopyFail: nothing is copied (the server rolls
+    /// the statement back). `reason` appears in the server's log.
+    pub async fn abort(mut self, reason: &str) -> Result<(), Error> {
+        if let State::Failed(..) = self.state {
+            return Ok(());
+        }
+        if matches!(self.state, State::Open) {
+            self.pending.clear();
+            // A NUL in the reason cannot be sent; say something generic.
+            let reason = if reason.contains('\0') {
+                "aborted"
+            } else {
+                reason
+            };
+            self.end(End::Fail(reason))?;
+        }
+        match self.read_to_end().await {
+            Ok(_) => Ok(()),
+            // The server answers CopyFail with the error it was asked for.
+            Err(e) if e.is_db() => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Buffered data, as an error if the COPY is over.
+    fn check_open(&mut self) -> Result<(), Error> {
+        match &mut self.state {
+            State::Open => Ok(()),
+            State::Failed(error, message) => Err(error.take().unwrap_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidUse,
+                    format!("the COPY already failed: {message}"),
+                )
+            })),
+            State::Ended => Err(Error::new(
+                ErrorKind::InvalidUse,
+                "the COPY is already finished",
+            )),
+        }
+    }
+
+    /// Notices an error the server sent while we write. Only ErrorResponse
+    /// can come in copy-in mode (notices go through the driver).
+    fn poll_server(&mut self, cx: &mut Context<'_>) -> Result<(), Error> {
+        let (tag, body) = match self.responses.poll_next_raw(cx) {
+            Poll::Pending => return Ok(()),
+            Poll::Ready(Ok(m)) => m,
+            Poll::Ready(Err(e)) => {
+                self.state = State::Ended;
+                return Err(e);
+            }
+        };
+        let error = match Message::parse(tag, body) {
+            Ok(Message::ErrorResponse(fields)) => Error::from_server(&fields),
+            Ok(other) => self
+                .shared
+                .abort(Error::unexpected(&other, "during COPY FROM STDIN")),
+            Err(e) => self.shared.abort(Error::protocol(e.to_string())),
+        };
+        // Stop here: the Sync makes the server answer, and the connection
+        // goes back to the others.
+        self.pending.clear();
+        let _ = self.end(End::Fail("pgpipe: the server reported an error"));
+        let message = error.to_string();
+        self.state = State::Failed(None, message);
+        Err(error)
+    }
+
+    /// Frames pending data into CopyData messages while the write buffer
+    /// has room; with `all`, until nothing is pending (else a partial
+    /// chunk may wait for more data).
+    fn poll_drain(&mut self, cx: &mut Context<'_>, all: bool) -> Poll<Result<(), Error>> {
+        if let Err(e) = self.check_open() {
+            return Poll::Ready(Err(e));
+        }
+        if let Err(e) = self.poll_server(cx) {
+            return Poll::Ready(Err(e));
+        }
+        while self.pending.len() >= self.chunk || (all && !self.pending.is_empty()) {
+            match self.shared.poll_write_room(cx, WRITE_AHEAD) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => {
+                    self.state = State::Ended;
+                    return Poll::Ready(Err(e));
+                }
+                Poll::Ready(Ok(())) => {}
+            }
+            let n = self.pending.len().min(self.chunk);
+            let piece = &self.pending[..n];
+            self.shared
+                .send_unrouted(|enc, buf| enc.copy_data(piece, buf).map_err(encode_error))?;
+            self.pending.advance(n);
+            self.bytes_sent += n as u64;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_finish(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, Error>> {
+        if let Some(rows) = self.rows {
+            return Poll::Ready(Ok(rows));
+        }
+        if matches!(self.state, State::Open) {
+            match self.poll_drain(cx, true) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(())) => {}
+            }
+            self.end(End::Done)?;
+        } else if let State::Failed(..) = self.state {
+            return Poll::Ready(Err(self.check_open().unwrap_err()));
+        }
+        let rows = match self.poll_read_to_end(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(r) => r?,
+        };
+        self.rows = Some(rows);
+        Poll::Ready(Ok(rows))
+    }
+
+    /// Queues CopyDone or CopyFail, then the Sync, and lets the requests
+    /// that waited behind this COPY go.
+    fn end(&mut self, how: End<'_>) -> Result<(), Error> {
+        if matches!(self.state, State::Ended | State::Failed(..)) {
+            return Ok(());
+        }
+        self.state = State::Ended;
+        let sent = self.shared.send_unrouted(|enc, buf| {
+            match how {
+                End::Done => frontend::copy_done(buf),
+                End::Fail(reason) => enc.copy_fail(reason, buf).map_err(encode_error)?,
+            }
+            frontend::sync(buf);
+            Ok(())
+        });
+        if let Some(session) = self.own_session.take() {
+            self.shared.release(session);
+        }
+        sent
+    }
+
+    async fn read_to_end(&mut self) -> Result<u64, Error> {
+        poll_fn(|cx| self.poll_read_to_end(cx)).await
+    }
+
+    /// Reads the answer after CopyDone/CopyFail: the row count, or the
+    /// first error.
+    fn poll_read_to_end(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, Error>> {
+        let error = &mut self.end_error;
+        loop {
+            let (tag, body) = match self.responses.poll_next_raw(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(m)) => m,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            };
+            match tag {
+                tag::READY_FOR_QUERY => break,
+                tag::COMMAND_COMPLETE => match CommandComplete::rows_in_body(&body) {
+                    Ok(n) => self.end_rows = n.unwrap_or(0),
+                    Err(e) => {
+                        error.get_or_insert_with(|| Error::protocol(e.to_string()));
+                    }
+                },
+                _ => match Message::parse(tag, body) {
+                    Ok(Message::ErrorResponse(fields)) => {
+                        error.get_or_insert_with(|| Error::from_server(&fields));
+                    }
+                    // After a refused statement, whatever it produced
+                    // (rows of a SELECT, a COPY TO's data) is skipped.
+                    Ok(_) => {}
+                    Err(e) => {
+                        error.get_or_insert_with(|| Error::protocol(e.to_string()));
+                    }
+                },
+            }
+        }
+        Poll::Ready(match self.end_error.take() {
+            Some(e) => Err(self.shared.request_failed(e)),
+            None => Ok(self.end_rows),
+        })
+    }
+}
+
+impl Drop for CopyIn {
+    fn drop(&mut self) {
+        // Unfinished: abort at once, so the server rolls the COPY back and
+        // the connection goes on (the driver discards the answer).
+        let _ = self.end(End::Fail("pgpipe: the COPY writer was dropped unfinished"));
+    }
+}
+
+/// Ends a reservation if the COPY never got going.
+struct ReleaseOnDrop<'a> {
+    shared: &'a Shared,
+    session: Option<SessionId>,
+}
+
+impl Drop for ReleaseOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(session) = self.session {
+            self.shared.release(session);
+        }
+    }
+}
+
+impl futures_sink::Sink<Bytes> for CopyIn {
+    type Error = Error;
+
+    fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        self.get_mut().poll_drain(cx, false)
+    }
+
+    fn start_send(self: Pin<&mut Self>, item: Bytes) -> Result<(), Error> {
+        let this = self.get_mut();
+        this.check_open()?;
+        this.pending.extend_from_slice(&item);
+        Ok(())
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        self.get_mut().poll_drain(cx, true)
+    }
+
+    /// Finishes the COPY (CopyDone) and waits for the server's answer;
+    /// the row count is then in [`CopyIn::rows`].
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        self.get_mut().poll_finish(cx).map_ok(drop)
+    }
+}
+
+impl CopyIn {
+    /// The number of rows copied, once the COPY has finished through the
+    /// `Sink` interface (`close`).
+    pub fn rows(&self) -> Option<u64> {
+        self.rows
+    }
+
+    /// Data queued here but not yet handed to the connection.
+    pub(crate) fn pending_mut(&mut self) -> &mut BytesMut {
+        &mut self.pending
+    }
+
+    /// Hands full chunks of the pending data to the connection, waiting for
+    /// room; for writers that encode straight into [`pending_mut`].
+    pub(crate) async fn drain(&mut self) -> Result<(), Error> {
+        poll_fn(|cx| self.poll_drain(cx, false)).await
+    }
+
+    /// Whether a full chunk is pending (worth a [`drain`](Self::drain)).
+    pub(crate) fn chunk_full(&self) -> bool {
+        self.pending.len() >= self.chunk
+    }
+
+    pub(crate) fn ensure_open(&mut self) -> Result<(), Error> {
+        self.check_open()
+    }
+}
+
+impl std::fmt::Debug for CopyIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CopyIn")
+            .field("state", &self.state)
+            .field("bytes_sent", &self.bytes_sent)
+            .finish()
+    }
+}

@@ -1,0 +1,234 @@
+//! [`CopyOut`]: the data of a `COPY ... TO STDOUT`, as a stream of chunks
+//! or an [`AsyncRead`].
+//!
+//! On the wire: Parse + Bind + Execute, then CopyFail + Sync at once. The
+//! server ignores CopyFail outside copy-in mode, so for a COPY TO it is
+//! harmless; but if the statement turns out to be a COPY FROM STDIN, it
+//! ends that at once instead of leaving the server waiting for data. Either
+//! way the one Sync yields exactly one ReadyForQuery. No reservation is
+//! needed: the response is an ordinary pipelined one, and the bounded
+//! reply hand-off gives backpressure like [`RowStream`](crate::RowStream).
+
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::{Buf, Bytes};
+use futures_core::Stream;
+use pgpipe_proto::backend::{tag, CommandComplete, Message};
+use pgpipe_proto::frontend;
+use tokio::io::{AsyncRead, ReadBuf};
+
+use crate::driver::{Request, Responses, Shared};
+use crate::error::ErrorKind;
+use crate::query::encode_error;
+use crate::{Client, Error};
+
+/// The output of a `COPY ... TO STDOUT`, from
+/// [`Client::copy_out`](crate::Client::copy_out): a [`Stream`] of
+/// `Bytes` chunks as the server sends them (for text and CSV, one row per
+/// chunk), in whatever format the statement names.
+///
+/// Memory stays bounded: when the consumer is slow the driver stops
+/// reading the socket (see [`Connection::max_buffered`](crate::Connection::max_buffered)).
+/// [`into_reader`](Self::into_reader) turns it into an [`AsyncRead`].
+///
+/// # Cancel safety
+///
+/// Dropping it before the end is safe: the driver discards the rest of the
+/// data and the connection serves the next request correctly.
+///
+/// ```no_run
+/// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+/// let mut out = client.copy_out("COPY mailbox TO STDOUT (FORMAT csv, HEADER)").await?;
+/// while let Some(chunk) = out.next().await {
+///     let chunk = chunk?;
+///     // write it somewhere
+/// }
+/// # Ok(()) }
+/// ```
+pub struct CopyOut {
+    shared: Arc<Shared>,
+    responses: Responses,
+    error: Option<Error>,
+    rows: Option<u64>,
+    /// Overall format from CopyOutResponse: 0 text, 1 binary.
+    format: Option<i8>,
+    done: bool,
+}
+
+impl CopyOut {
+    pub(crate) async fn start(client: &Client, sql: &str) -> Result<CopyOut, Error> {
+        let shared = client.shared().clone();
+        let responses = shared
+            .send(client.session(), Request::Statement, |enc, buf| {
+                enc.parse("", sql, &[], buf).map_err(encode_error)?;
+                enc.bind("", "", &[], 0, |_| Ok(()), &[], buf)
+                    .map_err(encode_error)?;
+                enc.execute("", 0, buf).map_err(encode_error)?;
+                enc.copy_fail("pgpipe: copy_out needs COPY ... TO STDOUT", buf)
+                    .map_err(encode_error)?;
+                frontend::sync(buf);
+                Ok(())
+            })
+            .await?;
+        Ok(CopyOut {
+            shared,
+            responses,
+            error: None,
+            rows: None,
+            format: None,
+            done: false,
+        })
+    }
+
+    /// The next chunk of data; `None` at the end.
+    pub async fn next(&mut self) -> Option<Result<Bytes, Error>> {
+        poll_fn(|cx| self.poll_chunk(cx)).await
+    }
+
+    /// The number of rows copied, once the stream has ended.
+    pub fn rows(&self) -> Option<u64> {
+        self.rows
+    }
+
+    /// Whether the data is in the binary format (known after the first
+    /// chunk).
+    pub fn is_binary(&self) -> Option<bool> {
+        self.format.map(|f| f == 1)
+    }
+
+    /// An [`AsyncRead`] over the data (errors become `std::io::Error`s
+    /// wrapping the [`Error`]).
+    pub fn into_reader(self) -> CopyOutReader {
+        CopyOutReader {
+            stream: self,
+            current: Bytes::new(),
+        }
+    }
+
+    pub(crate) fn poll_chunk(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Error>>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        loop {
+            let (tag, body) = match self.responses.poll_next_raw(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(m)) => m,
+                Poll::Ready(Err(e)) => {
+                    self.done = true;
+                    return Poll::Ready(Some(Err(e)));
+                }
+            };
+            match tag {
+                tag::COPY_DATA if self.error.is_none() => return Poll::Ready(Some(Ok(body))),
+                tag::READY_FOR_QUERY => {
+                    self.done = true;
+                    return Poll::Ready(
+                        self.error
+                            .take()
+                            .map(|e| Err(self.shared.request_failed(e))),
+                    );
+                }
+                _ if self.error.is_some() => {}
+                tag::COMMAND_COMPLETE => match CommandComplete::rows_in_body(&body) {
+                    Ok(n) => self.rows = Some(n.unwrap_or(0)),
+                    Err(e) => self.error = Some(Error::protocol(e.to_string())),
+                },
+                _ => match Message::parse(tag, body) {
+                    Ok(Message::CopyOutResponse(r)) => self.format = Some(r.format()),
+                    Ok(Message::CopyDone | Message::ParseComplete | Message::BindComplete) => {}
+                    Ok(Message::ErrorResponse(fields)) => {
+                        self.error = Some(if self.format.is_none() && is_our_copy_fail(&fields) {
+                            Error::new(
+                                ErrorKind::InvalidUse,
+                                "copy_out needs COPY ... TO STDOUT; this statement is a COPY FROM \
+                                 STDIN (use copy_in)",
+                            )
+                        } else {
+                            Error::from_server(&fields)
+                        });
+                    }
+                    Ok(Message::CopyInResponse(_)) => {}
+                    Ok(Message::RowDescription(_) | Message::DataRow(_) | Message::NoData) => {
+                        self.error = Some(Error::new(
+                            ErrorKind::InvalidUse,
+                            "copy_out needs a COPY ... TO STDOUT statement; the server ran \
+                             something else",
+                        ));
+                    }
+                    Ok(other) => {
+                        self.error = Some(Error::unexpected(&other, "during COPY TO STDOUT"))
+                    }
+                    Err(e) => self.error = Some(Error::protocol(e.to_string())),
+                },
+            }
+        }
+    }
+}
+
+/// Whether an error is the server's answer to the CopyFail we sent.
+fn is_our_copy_fail(fields: &pgpipe_proto::backend::ErrorFields) -> bool {
+    match crate::error::DbError::parse(fields) {
+        Ok(db) => db.message().contains("pgpipe: copy_out needs"),
+        Err(_) => false,
+    }
+}
+
+impl Stream for CopyOut {
+    type Item = Result<Bytes, Error>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().poll_chunk(cx)
+    }
+}
+
+impl std::fmt::Debug for CopyOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CopyOut")
+            .field("rows", &self.rows)
+            .field("done", &self.done)
+            .finish()
+    }
+}
+
+/// [`CopyOut`] as an [`AsyncRead`], from [`CopyOut::into_reader`].
+/// Dropping it early is safe, like dropping the stream.
+#[derive(Debug)]
+pub struct CopyOutReader {
+    stream: CopyOut,
+    current: Bytes,
+}
+
+impl CopyOutReader {
+    /// The number of rows copied, once all data has been read.
+    pub fn rows(&self) -> Option<u64> {
+        self.stream.rows()
+    }
+}
+
+impl AsyncRead for CopyOutReader {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        while this.current.is_empty() {
+            match this.stream.poll_chunk(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => return Poll::Ready(Ok(())),
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(std::io::Error::other(e))),
+                Poll::Ready(Some(Ok(chunk))) => this.current = chunk,
+            }
+        }
+        let n = this.current.len().min(buf.remaining());
+        buf.put_slice(&this.current[..n]);
+        this.current.advance(n);
+        Poll::Ready(Ok(()))
+    }
+}

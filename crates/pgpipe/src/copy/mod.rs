@@ -1,0 +1,18 @@
+//! COPY: raw data in ([`CopyIn`]) and out ([`CopyOut`]) in any format the
+//! statement names, typed binary rows in ([`BinaryCopyWriter`]) and out
+//! ([`CopyOutRows`]), and the bulk upsert helper
+//! ([`Client::upsert_rows`](crate::Client::upsert_rows)).
+
+mod client_api;
+mod copy_in;
+mod copy_out;
+mod sql;
+mod typed;
+mod upsert;
+
+pub use copy_in::CopyIn;
+pub use copy_out::{CopyOut, CopyOutReader};
+pub use typed::{BinaryCopyWriter, CopyOutRows};
+pub use upsert::{OnConflict, UpsertCounts};
+
+pub(crate) use sql::quote_ident;

@@ -1,0 +1,167 @@
+//! The bulk upsert helper: binary COPY into a temporary staging table, then
+//! one `INSERT ... SELECT ... ON CONFLICT` into the target, in one
+//! transaction.
+
+use std::borrow::Borrow;
+
+use pgpipe_types::Params;
+
+use super::sql::{quote_ident, quoted_list};
+use super::typed::{describe_target, BinaryCopyWriter};
+use crate::driver::NO_SESSION;
+use crate::error::ErrorKind;
+use crate::{Client, Error};
+
+/// What [`Client::upsert_rows`] does with a row whose key already exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OnConflict {
+    /// Overwrite the existing row's other columns with the new values
+    /// (`DO UPDATE SET c = EXCLUDED.c`).
+    Update,
+    /// Keep the existing row (`DO NOTHING`).
+    Nothing,
+}
+
+/// What [`Client::upsert_rows`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct UpsertCounts {
+    /// Rows that were new.
+    pub inserted: u64,
+    /// Existing rows that were overwritten ([`OnConflict::Update`]).
+    pub updated: u64,
+    /// Rows left alone because their key existed ([`OnConflict::Nothing`]).
+    pub skipped: u64,
+}
+
+static STAGING: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Client {
+    /// Bulk upsert: writes `rows` with binary COPY into a temporary
+    /// staging table shaped like `columns` of `table`, then runs one
+    /// `INSERT INTO table (columns) SELECT ... ON CONFLICT (key) DO UPDATE
+    /// | DO NOTHING`, all in one transaction (or in the caller's, when
+    /// called on a [`Transaction`](crate::Transaction)). Returns how many
+    /// rows were inserted, updated or skipped.
+    ///
+    /// `key` must match a unique index or constraint of `table`. With
+    /// [`OnConflict::Update`] two rows with the same key in one call are
+    /// an error from the server ("cannot affect row a second time"). Rows
+    /// are checked against the column types like
+    /// [`copy_in_rows`](Self::copy_in_rows). Column names are quoted;
+    /// `table` is SQL text (quote it yourself if it needs quoting).
+    ///
+    /// Inserted and updated rows are told apart by `xmax = 0` in the
+    /// `RETURNING` clause (the usual PostgreSQL idiom).
+    ///
+    /// ```no_run
+    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// use pgpipe::OnConflict;
+    /// let rows = vec![(1i64, "inbox"), (2, "sent")];
+    /// let counts = client
+    ///     .upsert_rows::<(i64, &str), _>("mailbox", &["id", "name"], &["id"], OnConflict::Update, &rows)
+    ///     .await?;
+    /// println!("{} new, {} updated", counts.inserted, counts.updated);
+    /// # Ok(()) }
+    /// ```
+    pub async fn upsert_rows<T, I>(
+        &self,
+        table: &str,
+        columns: &[&str],
+        key: &[&str],
+        on_conflict: OnConflict,
+        rows: I,
+    ) -> Result<UpsertCounts, Error>
+    where
+        T: Params + ?Sized,
+        I: IntoIterator,
+        I::Item: Borrow<T>,
+    {
+        if columns.is_empty() || key.is_empty() {
+            return Err(Error::new(
+                ErrorKind::InvalidUse,
+                "upsert_rows needs the columns to write and the key columns of the conflict target",
+            ));
+        }
+        if let Some(k) = key.iter().find(|k| !columns.contains(k)) {
+            return Err(Error::new(
+                ErrorKind::InvalidUse,
+                format!("the key column {k:?} is not one of the columns written"),
+            ));
+        }
+        let described = describe_target(self, table, columns).await?;
+        if self.session() != NO_SESSION && self.shared().holds(self.session()) {
+            return upsert_in(self, table, columns, key, on_conflict, rows, described).await;
+        }
+        let tx = self.transaction().await?;
+        let counts = upsert_in(
+            tx.client(),
+            table,
+            columns,
+            key,
+            on_conflict,
+            rows,
+            described,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(counts)
+    }
+}
+
+async fn upsert_in<T, I>(
+    client: &Client,
+    table: &str,
+    columns: &[&str],
+    key: &[&str],
+    on_conflict: OnConflict,
+    rows: I,
+    described: std::sync::Arc<[crate::Column]>,
+) -> Result<UpsertCounts, Error>
+where
+    T: Params + ?Sized,
+    I: IntoIterator,
+    I::Item: Borrow<T>,
+{
+    let n = STAGING.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let staging = format!("pgpipe_upsert_{}_{n}", std::process::id());
+    let cols = quoted_list(columns)?;
+    client
+        .batch_execute(&format!(
+            "CREATE TEMP TABLE {staging} ON COMMIT DROP AS SELECT {cols} FROM {table} WITH NO DATA"
+        ))
+        .await?;
+    let mut writer = BinaryCopyWriter::<T>::start(client, &staging, columns, described).await?;
+    writer.write_all(rows).await?;
+    let staged = writer.finish().await?;
+    let updates: Vec<String> = columns
+        .iter()
+        .filter(|c| !key.contains(c))
+        .map(|c| quote_ident("column", c).map(|q| format!("{q} = EXCLUDED.{q}")))
+        .collect::<Result<_, _>>()?;
+    let action = match on_conflict {
+        OnConflict::Update if !updates.is_empty() => {
+            format!("DO UPDATE SET {}", updates.join(", "))
+        }
+        _ => "DO NOTHING".to_owned(),
+    };
+    let sql = format!(
+        "WITH r AS (INSERT INTO {table} ({cols}) SELECT {cols} FROM {staging} \
+         ON CONFLICT ({}) {action} RETURNING (xmax = 0) AS inserted) \
+         SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM r",
+        quoted_list(key)?
+    );
+    let row = client.query_one(&sql, ()).await?;
+    let inserted: i64 = row.try_get(0)?;
+    let updated: i64 = row.try_get(1)?;
+    client
+        .batch_execute(&format!("DROP TABLE {staging}"))
+        .await?;
+    let (inserted, updated) = (inserted as u64, updated as u64);
+    Ok(UpsertCounts {
+        inserted,
+        updated,
+        skipped: staged.saturating_sub(inserted + updated),
+    })
+}
