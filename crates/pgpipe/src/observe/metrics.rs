@@ -45,6 +45,8 @@ op_labels!(
     "rollback",
     "connect",
     "pool.acquire",
+    "copy_in",
+    "copy_out",
 );
 
 /// One operation ended.

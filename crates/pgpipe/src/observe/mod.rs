@@ -5,7 +5,9 @@
 //! # Spans
 //!
 //! Every operation (`query`, `execute`, `query_stream`, `batch`,
-//! `prepare`, `simple_query`, `connect`, `pool.acquire`, ...) opens a
+//! `prepare`, `simple_query`, `commit`, `rollback`, `copy_in` / `copy_out`
+//! (the start of a COPY, up to the server's CopyIn/CopyOut response),
+//! `connect`, `pool.acquire`) opens a
 //! span at `DEBUG` level under the target `pgpipe::query` with these
 //! fields:
 //!
