@@ -16,3 +16,7 @@ echo "==> cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "==> cargo test"
 cargo test --workspace --locked
+echo "==> cargo test --features metrics (metrics through a recording exporter)"
+cargo test -p pgpipe --locked --features metrics --test observe_metrics
+echo "==> named-query example (sql/mail.sql against a throwaway cluster)"
+cargo run --locked -p pgpipe --example named_queries

@@ -94,6 +94,12 @@ pub struct Args {
     /// Only these variants (labels, comma-separated, e.g. `reuse,pool`).
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,
+    /// Install a `tracing` subscriber for the whole run, at this level:
+    /// `off` (none, the default), `info` (installed, pgpipe's DEBUG spans
+    /// disabled) or `debug` (every pgpipe operation span recorded). Its
+    /// output is discarded: this measures what observability costs.
+    #[arg(long, value_enum, default_value_t = TracingLevel::Off)]
+    pub tracing: TracingLevel,
     /// Internal: stream rows with this driver and print one JSON line (the
     /// `stream` workload runs each driver in a child process).
     #[arg(long, hide = true)]
@@ -101,6 +107,18 @@ pub struct Args {
     /// Internal: rows for `--stream-child`.
     #[arg(long, hide = true)]
     pub stream_rows: Option<u64>,
+}
+
+/// The subscriber level of `--tracing`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum TracingLevel {
+    /// No subscriber.
+    #[default]
+    Off,
+    /// A subscriber at INFO: pgpipe's DEBUG spans are disabled.
+    Info,
+    /// A subscriber at DEBUG: every pgpipe operation span is recorded.
+    Debug,
 }
 
 /// The tokio runtime the drivers run on (`--runtime`).

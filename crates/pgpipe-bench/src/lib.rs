@@ -18,6 +18,7 @@ pub mod install;
 pub mod machine;
 pub mod measure;
 pub mod notes;
+pub mod observe;
 pub mod output;
 pub mod pin;
 pub mod replay;

@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         }
     };
     let command = std::env::args().collect::<Vec<_>>().join(" ");
+    eprintln!("{}", pgpipe_bench::observe::install(args.tracing));
     // Without a URL: a throwaway cluster (stopped on drop) and a database in it.
     let mut cluster = None;
     let mut database = None;

@@ -114,6 +114,7 @@ fn named(input: &DeriveInput, fields: &Fields, container: &Container) -> syn::Re
     let mut column_types = Vec::new();
     let mut checks = Vec::new();
     let mut decodes = Vec::new();
+    let mut non_nulls = Vec::new();
     for (k, (field, plan)) in fields.iter().zip(&plans).enumerate() {
         let field_ident = field.ident.as_ref().expect("named field");
         let field_name = field_ident.to_string();
@@ -132,6 +133,9 @@ fn named(input: &DeriveInput, fields: &Fields, container: &Container) -> syn::Re
                 decodes.push(quote_spanned! {ty.span()=>
                     #field_ident: <#ty as ::pgpipe::__private::FromRow>::decode(row, &columns.#slot)?
                 });
+                non_nulls.push(quote_spanned! {ty.span()=>
+                    __out.extend(<#ty as ::pgpipe::__private::FromRow>::non_null_columns(columns, &plan.#slot));
+                });
             }
             Plan::Column {
                 column,
@@ -148,6 +152,17 @@ fn named(input: &DeriveInput, fields: &Fields, container: &Container) -> syn::Re
                         ::pgpipe::__private::check_column::<#ty>(columns, __i, #field_name, #target)?;
                     },
                 };
+                let read_ty = match (try_from, with) {
+                    (_, Some(_)) => None,
+                    (Some(src), None) => Some(*src),
+                    (None, None) => Some(ty),
+                };
+                let non_null = |i: TokenStream| match read_ty {
+                    Some(t) => quote_spanned! {t.span()=>
+                        ::pgpipe::__private::non_null::<#t>(columns, #i, #field_name, &mut __out);
+                    },
+                    None => quote!(),
+                };
                 let read = |i: TokenStream| match (try_from, with) {
                     (_, Some(path)) => quote_spanned! {path.span()=>
                         #path(row, #i).map_err(|e| ::pgpipe::__private::in_field(e, #target, #field_name))?
@@ -161,6 +176,12 @@ fn named(input: &DeriveInput, fields: &Fields, container: &Container) -> syn::Re
                     },
                 };
                 if *default {
+                    let check_null = non_null(quote!(__i));
+                    non_nulls.push(quote! {
+                        if let ::core::option::Option::Some(__i) = plan.#slot {
+                            #check_null
+                        }
+                    });
                     column_types.push(quote!(::core::option::Option<usize>));
                     checks.push(quote! {
                         let #var = match ::pgpipe::__private::find_column(columns, #column) {
@@ -179,6 +200,7 @@ fn named(input: &DeriveInput, fields: &Fields, container: &Container) -> syn::Re
                         }
                     });
                 } else {
+                    non_nulls.push(non_null(quote!(plan.#slot)));
                     column_types.push(quote!(usize));
                     checks.push(quote! {
                         let #var = {
@@ -211,6 +233,16 @@ fn named(input: &DeriveInput, fields: &Fields, container: &Container) -> syn::Re
                 columns: &Self::Columns,
             ) -> ::core::result::Result<Self, ::pgpipe::__private::Error> {
                 ::core::result::Result::Ok(Self { #(#decodes,)* })
+            }
+
+            #[allow(unused_variables, unused_mut)]
+            fn non_null_columns(
+                columns: &[::pgpipe::__private::Column],
+                plan: &Self::Columns,
+            ) -> ::std::vec::Vec<(usize, ::std::string::String)> {
+                let mut __out = ::std::vec::Vec::new();
+                #(#non_nulls)*
+                __out
             }
         }
     })
@@ -245,6 +277,7 @@ fn positional(input: &DeriveInput, fields: &Fields) -> syn::Result<TokenStream> 
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let mut checks = Vec::new();
     let mut decodes = Vec::new();
+    let mut non_nulls = Vec::new();
     for (i, (field, member)) in fields.iter().zip(&members).enumerate() {
         let ty = &field.ty;
         let field_name = i.to_string();
@@ -257,6 +290,9 @@ fn positional(input: &DeriveInput, fields: &Fields) -> syn::Result<TokenStream> 
             }
             (Some(src), None) => {
                 let src = &src.value;
+                non_nulls.push(quote_spanned! {src.span()=>
+                    ::pgpipe::__private::non_null::<#src>(columns, #i, #field_name, &mut __out);
+                });
                 checks.push(quote_spanned! {src.span()=>
                     ::pgpipe::__private::check_column::<#src>(columns, #i, #field_name, #target)?;
                 });
@@ -265,6 +301,9 @@ fn positional(input: &DeriveInput, fields: &Fields) -> syn::Result<TokenStream> 
                 });
             }
             (None, None) => {
+                non_nulls.push(quote_spanned! {ty.span()=>
+                    ::pgpipe::__private::non_null::<#ty>(columns, #i, #field_name, &mut __out);
+                });
                 checks.push(quote_spanned! {ty.span()=>
                     ::pgpipe::__private::check_column::<#ty>(columns, #i, #field_name, #target)?;
                 });
@@ -292,6 +331,16 @@ fn positional(input: &DeriveInput, fields: &Fields) -> syn::Result<TokenStream> 
                 _: &(),
             ) -> ::core::result::Result<Self, ::pgpipe::__private::Error> {
                 ::core::result::Result::Ok(Self(#(#decodes,)*))
+            }
+
+            #[allow(unused_mut)]
+            fn non_null_columns(
+                columns: &[::pgpipe::__private::Column],
+                _: &(),
+            ) -> ::std::vec::Vec<(usize, ::std::string::String)> {
+                let mut __out = ::std::vec::Vec::new();
+                #(#non_nulls)*
+                __out
             }
         }
     })

@@ -25,6 +25,7 @@ mod composite;
 mod from_row;
 mod newtype;
 mod pg_enum;
+mod query;
 mod util;
 
 fn finish(result: syn::Result<proc_macro2::TokenStream>) -> TokenStream {
@@ -227,4 +228,43 @@ pub fn derive_encode(input: TokenStream) -> TokenStream {
 pub fn derive_decode(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     finish(newtype::expand_decode(&input))
+}
+
+/// Binds a struct of parameters to a named query of a `.sql` file
+/// (`Query`), checked at compile time. See `pgpipe::named`.
+///
+/// `#[query(file = "sql/mail.sql", name = "get_messages", row = Message)]`:
+///
+/// - `file`: the query file, relative to the crate's `Cargo.toml` (or to a
+///   directory above it, such as the workspace root). It is read at compile
+///   time and tracked, so editing it rebuilds the crate.
+/// - `name`: the `-- name:` block to bind.
+/// - `row`: the `FromRow` type of each row (not for `:exec`/`:execrows`;
+///   required for `:one` and `:stream`).
+/// - `assume_not_null = "col, ..."`: columns the startup check should not
+///   warn about although the catalog cannot prove them non-NULL.
+///
+/// Every `:param` of the query must be a field and every field a `:param`;
+/// the SQL is rewritten to `$1, $2, ...`. Any mistake is a compile error
+/// naming the file and line. Generated: `impl pgpipe::named::Query`, and
+/// `fetch_all`, `fetch_one`, `fetch_opt`, `stream` (with a row type) and
+/// `execute` methods.
+///
+/// ```
+/// #[derive(pgpipe::FromRow)]
+/// struct Message { mid: i64, subject: String }
+///
+/// // tests/ui/queries.sql has `-- name: get_messages :many` using :uid and :mids.
+/// #[derive(pgpipe::Query)]
+/// #[query(file = "tests/ui/queries.sql", name = "get_messages", row = Message)]
+/// struct GetMessages { uid: i64, mids: Vec<i64> }
+///
+/// use pgpipe::named::Query as _;
+/// assert_eq!(GetMessages::INFO.params.len(), 2);
+/// assert!(GetMessages::INFO.sql.contains("uid = $1"));
+/// ```
+#[proc_macro_derive(Query, attributes(query))]
+pub fn derive_query(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    finish(query::expand(&input))
 }

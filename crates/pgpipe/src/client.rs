@@ -9,6 +9,7 @@ use pgpipe_types::{Params, Type};
 use crate::driver::Slot;
 use crate::driver::{Request, SessionId, Shared, NO_SESSION};
 use crate::error::{DbError, ErrorKind, SqlState};
+use crate::observe::{self, sql_of};
 use crate::query::Batch;
 use crate::query::FromRow;
 use crate::query::RowStream;
@@ -20,6 +21,7 @@ use crate::types::Resolved;
 use crate::Error;
 use crate::{CancelToken, TransactionStatus};
 use std::time::Duration;
+use tracing::Instrument;
 
 struct Inner {
     shared: Arc<Shared>,
@@ -177,11 +179,16 @@ impl Client {
         P: Params,
     {
         let mut rows = Vec::new();
-        let ran = self
-            .run(statement.to_statement(), &params, true, |row| {
-                rows.push(row)
-            })
-            .await?;
+        let st = statement.to_statement();
+        let run = self.run(st, &params, true, |row| rows.push(row));
+        let ran = observe::traced(
+            "query",
+            Some(self.shared()),
+            sql_of(&st),
+            |r| r.affected,
+            run,
+        )
+        .await?;
         if let Some(columns) = ran.described {
             for row in &mut rows {
                 row.set_columns(columns.clone());
@@ -219,27 +226,34 @@ impl Client {
         let mut held = Vec::new();
         let mut plan: Option<Result<T::Columns, Error>> = None;
         let mut failed: Option<Error> = None;
-        let ran = self
-            .run(statement.to_statement(), &params, true, |row| {
-                if failed.is_some() {
-                    return;
-                }
-                if plan.is_none()
-                    && held.is_empty()
-                    && row.columns().iter().all(|c| c.type_().is_known())
-                {
-                    plan = Some(T::check(row.columns()));
-                }
-                match &plan {
-                    Some(Ok(columns)) => match T::decode(&row, columns) {
-                        Ok(value) => out.push(value),
-                        Err(e) => failed = Some(e),
-                    },
-                    Some(Err(_)) => {}
-                    None => held.push(row),
-                }
-            })
-            .await?;
+        let st = statement.to_statement();
+        let run = self.run(st, &params, true, |row| {
+            if failed.is_some() {
+                return;
+            }
+            if plan.is_none()
+                && held.is_empty()
+                && row.columns().iter().all(|c| c.type_().is_known())
+            {
+                plan = Some(T::check(row.columns()));
+            }
+            match &plan {
+                Some(Ok(columns)) => match T::decode(&row, columns) {
+                    Ok(value) => out.push(value),
+                    Err(e) => failed = Some(e),
+                },
+                Some(Err(_)) => {}
+                None => held.push(row),
+            }
+        });
+        let ran = observe::traced(
+            "query",
+            Some(self.shared()),
+            sql_of(&st),
+            |r| r.affected,
+            run,
+        )
+        .await?;
         match (plan, failed) {
             (Some(Err(e)), _) | (_, Some(e)) => return Err(e),
             (Some(Ok(_)), None) => return Ok(out),
@@ -318,15 +332,16 @@ impl Client {
         S: ToStatement + ?Sized,
         P: Params,
     {
-        let permit = self.shared().permit().await?;
-        let (responses, plan) = send_query(
-            self.shared(),
-            self.session,
-            permit,
-            statement.to_statement(),
-            &params,
-        )?;
-        Ok(RowStream::new(self.shared().clone(), responses, plan))
+        let st = statement.to_statement();
+        let op = observe::Op::start("query_stream", Some(self.shared()), sql_of(&st));
+        let sent = async {
+            let permit = self.shared().permit().await?;
+            send_query(self.shared(), self.session, permit, st, &params)
+        };
+        match sent.instrument(op.span().clone()).await {
+            Ok((responses, plan)) => Ok(RowStream::new(self.shared().clone(), responses, plan, op)),
+            Err(e) => Err(op.failed(e)),
+        }
     }
 
     /// Counters of this connection, for monitoring and tests.
@@ -402,10 +417,16 @@ impl Client {
         S: ToStatement + ?Sized,
         P: Params,
     {
-        Ok(self
-            .run(statement.to_statement(), &params, false, drop)
-            .await?
-            .affected)
+        let st = statement.to_statement();
+        let run = self.run(st, &params, false, drop);
+        let ran = observe::traced(
+            "execute",
+            Some(self.shared()),
+            sql_of(&st),
+            |r| r.affected,
+            run,
+        );
+        Ok(ran.await?.affected)
     }
 
     /// Sends one statement and reads its response, keeping the statement
@@ -471,9 +492,11 @@ impl Client {
     ) -> Result<Ran, Error> {
         let mut retried = false;
         loop {
+            let timing = observe::Timing::start();
             let permit = self.shared().permit().await?;
             let (mut responses, plan) =
                 send_query(self.shared(), self.session, permit, statement, params)?;
+            let timing = timing.sent(self.shared());
             let reading = read_response(self.shared(), &mut responses, plan.columns(), &mut on_row);
             let outcome = match self.timeout {
                 None => reading.await,
@@ -486,6 +509,7 @@ impl Client {
                     }
                 },
             };
+            timing.answered();
             let mut described = None;
             if let (true, Ok(_), Some(columns)) = (describe, &outcome.result, &outcome.columns) {
                 described = self.resolve_columns(columns).await?;
@@ -614,6 +638,11 @@ impl Client {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn prepare_typed(&self, sql: &str, types: &[Type]) -> Result<Statement, Error> {
+        let prepare = self.prepare_untraced(sql, types);
+        observe::traced("prepare", Some(self.shared()), Some(sql), |_| 0, prepare).await
+    }
+
+    async fn prepare_untraced(&self, sql: &str, types: &[Type]) -> Result<Statement, Error> {
         let name = self.shared().next_statement_name();
         let oids: Vec<u32> = types.iter().map(Type::oid).collect();
         let mut responses = self
@@ -700,14 +729,24 @@ impl Client {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn simple_query(&self, sql: &str) -> Result<Vec<SimpleQueryMessage>, Error> {
-        self.flush_begin().await?;
-        let mut responses = self
-            .shared()
-            .send(self.session, Request::Simple, |enc, buf| {
-                enc.query(sql, buf).map_err(encode_error)
-            })
-            .await?;
-        read_simple(self.shared(), &mut responses).await
+        let run = async {
+            self.flush_begin().await?;
+            let mut responses = self
+                .shared()
+                .send(self.session, Request::Simple, |enc, buf| {
+                    enc.query(sql, buf).map_err(encode_error)
+                })
+                .await?;
+            read_simple(self.shared(), &mut responses).await
+        };
+        observe::traced(
+            "simple_query",
+            Some(self.shared()),
+            Some(sql),
+            |m| simple_rows(m),
+            run,
+        )
+        .await
     }
 
     /// Runs SQL text (several statements allowed) and discards any rows:
@@ -775,6 +814,14 @@ impl Client {
     pub fn secret_key(&self) -> i32 {
         self.shared().secret_key
     }
+}
+
+/// The rows a simple query returned, for its span.
+fn simple_rows(messages: &[SimpleQueryMessage]) -> u64 {
+    let rows = messages
+        .iter()
+        .filter(|m| matches!(m, SimpleQueryMessage::Row(_)));
+    rows.count() as u64
 }
 
 /// Reopens the write gate closed for a cancel.

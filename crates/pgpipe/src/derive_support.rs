@@ -5,7 +5,7 @@
 
 pub use bytes::BytesMut;
 
-pub use crate::query::from_row::{check_column, column_index, FromRow};
+pub use crate::query::from_row::{check_column, column_index, non_null, FromRow};
 pub use crate::query::{Column, Row};
 pub use crate::Error;
 

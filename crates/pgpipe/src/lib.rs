@@ -25,7 +25,9 @@ mod connect;
 mod copy;
 mod driver;
 mod error;
+pub mod named;
 mod notify;
+pub mod observe;
 pub mod pool;
 mod query;
 mod transaction;
@@ -48,14 +50,15 @@ pub use notify::{
 pub use pgpipe_proto::backend::TransactionStatus;
 pub use pool::{Pool, PoolConfig, PoolStats, PooledClient, Provider};
 pub use query::from_row;
+pub use query::MAX_PARAMS;
 pub use query::{
-    Batch, BatchResult, Column, FromRow, Portal, Row, RowIndex, RowStream, SimpleQueryMessage,
-    SimpleQueryRow, Statement, StatementRef, ToStatement,
+    Batch, BatchResult, BuiltQuery, Column, FromRow, Ident, Portal, QueryBuilder, Row, RowIndex,
+    RowStream, Separated, SimpleQueryMessage, SimpleQueryRow, Statement, StatementRef, ToStatement,
 };
 pub use transaction::{IsolationLevel, RetryPolicy, Transaction, TransactionBuilder};
 
 #[cfg(feature = "derive")]
-pub use pgpipe_derive::{Composite, Decode, Encode, FromRow, PgEnum};
+pub use pgpipe_derive::{Composite, Decode, Encode, FromRow, PgEnum, Query};
 pub use pgpipe_types::{Decode, Encode, Params, Type};
 
 #[doc(hidden)]

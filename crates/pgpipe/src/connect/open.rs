@@ -68,6 +68,11 @@ impl Config {
     /// Connects and returns the driver for you to poll. See
     /// [`connect_with_driver`].
     pub async fn connect_with_driver(&self) -> Result<(Client, Connection), Error> {
+        let connect = self.connect_untraced();
+        crate::observe::traced("connect", None, None, |_| 0, connect).await
+    }
+
+    async fn connect_untraced(&self) -> Result<(Client, Connection), Error> {
         let resolved = self.resolve(&ProcessEnvironment).map_err(Error::config)?;
         check_supported(&resolved)?;
         let mut targets: Vec<&Target> = resolved.targets.iter().collect();
@@ -288,6 +293,7 @@ async fn attempt(
         config.query_timeout,
         session.parameters,
     ));
+    let _ = shared.database.set(config.dbname.clone());
     let connection = Connection::new(socket, shared.clone(), decoder, session.leftover);
     Ok((Client::new(shared), connection))
 }

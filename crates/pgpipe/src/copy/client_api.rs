@@ -32,7 +32,8 @@ impl Client {
     ///
     /// Cancel safe: if dropped before it returns, the COPY is aborted.
     pub async fn copy_in(&self, sql: &str) -> Result<CopyIn, Error> {
-        CopyIn::start(self, sql).await
+        let start = CopyIn::start(self, sql);
+        crate::observe::traced("copy_in", Some(self.shared()), Some(sql), |_| 0, start).await
     }
 
     /// Runs a `COPY ... TO STDOUT` and streams its data (see [`CopyOut`]).
@@ -40,7 +41,8 @@ impl Client {
     ///
     /// Cancel safe, and the stream may be dropped half-read.
     pub async fn copy_out(&self, sql: &str) -> Result<CopyOut, Error> {
-        CopyOut::start(self, sql).await
+        let start = CopyOut::start(self, sql);
+        crate::observe::traced("copy_out", Some(self.shared()), Some(sql), |_| 0, start).await
     }
 
     /// Starts a binary COPY into `columns` of `table` (all columns if
@@ -60,13 +62,16 @@ impl Client {
         table: &str,
         columns: &[&str],
     ) -> Result<BinaryCopyWriter<T>, Error> {
-        let described = describe_target(self, table, columns).await?;
-        let started = BinaryCopyWriter::start(self, table, columns, described).await;
-        if started.is_err() {
-            // The table may have changed under the cached description.
-            forget_targets(self);
-        }
-        started
+        let start = async {
+            let described = describe_target(self, table, columns).await?;
+            let started = BinaryCopyWriter::start(self, table, columns, described).await;
+            if started.is_err() {
+                // The table may have changed under the cached description.
+                forget_targets(self);
+            }
+            started
+        };
+        crate::observe::traced("copy_in", Some(self.shared()), None, |_| 0, start).await
     }
 
     /// Runs `COPY (query) TO STDOUT (FORMAT binary)` and decodes its rows
@@ -87,7 +92,10 @@ impl Client {
     ///
     /// Cancel safe, and the stream may be dropped half-read.
     pub async fn copy_out_rows<T: FromRow>(&self, query: &str) -> Result<CopyOutRows<T>, Error> {
-        let columns = describe_query(self, query).await?;
-        CopyOutRows::start(self, query, columns).await
+        let start = async {
+            let columns = describe_query(self, query).await?;
+            CopyOutRows::start(self, query, columns).await
+        };
+        crate::observe::traced("copy_out", Some(self.shared()), Some(query), |_| 0, start).await
     }
 }

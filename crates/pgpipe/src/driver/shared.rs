@@ -207,6 +207,8 @@ pub(crate) struct Shared {
     pub(crate) query_timeout: Option<Duration>,
     /// User-defined types looked up on this connection.
     pub(crate) types: TypeRegistry,
+    /// The database name, for spans (`db.namespace`); set once at connect.
+    pub(crate) database: std::sync::OnceLock<String>,
     /// Woken when a reservation ends.
     released: Notify,
     next_session: AtomicU64,
@@ -257,6 +259,7 @@ impl Shared {
             cancel,
             query_timeout,
             types: TypeRegistry::default(),
+            database: std::sync::OnceLock::new(),
             released: Notify::new(),
             next_session: AtomicU64::new(NO_SESSION + 1),
             notifications: NotificationRoute::default(),

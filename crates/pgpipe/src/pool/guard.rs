@@ -36,6 +36,9 @@ pub struct PooledClient {
     /// Whether the client was reached: then requests may still be in
     /// flight when it is returned, and the pool checks it before reuse.
     touched: AtomicBool,
+    /// When it was checked out (for `db.client.connection.use_time`).
+    #[cfg(feature = "metrics")]
+    checked_out: std::time::Instant,
 }
 
 impl PooledClient {
@@ -49,6 +52,8 @@ impl PooledClient {
             permit: Some(permit),
             pool,
             touched: AtomicBool::new(false),
+            #[cfg(feature = "metrics")]
+            checked_out: std::time::Instant::now(),
         }
     }
 
@@ -102,6 +107,8 @@ impl Drop for PooledClient {
             self.pool
                 .release(conn, permit, self.touched.load(Ordering::Relaxed));
         }
+        #[cfg(feature = "metrics")]
+        self.pool.returned_metrics(self.checked_out.elapsed());
     }
 }
 

@@ -151,6 +151,11 @@ impl PoolInner {
             config,
             connect,
         });
+        #[cfg(feature = "metrics")]
+        let _ = inner
+            .counters
+            .name
+            .set(super::metrics::pool_name(&inner.connect));
         runtime.spawn(maintain(Arc::downgrade(&inner), wake));
         Ok(inner)
     }
@@ -299,7 +304,11 @@ impl PoolInner {
         let (tx, rx) = oneshot::channel();
         let pool = self.clone();
         tokio::spawn(async move {
+            let opening = Instant::now();
             let result = pool.connect.connect().await;
+            #[cfg(feature = "metrics")]
+            pool.created_metrics(opening.elapsed());
+            let _ = opening;
             let sent = match result {
                 Ok(client) => {
                     let conn = Conn::new(client, &pool.config, pool.counters.clone());
@@ -512,8 +521,12 @@ impl PoolInner {
                 .config
                 .get_acquire_timeout()
                 .max(Duration::from_secs(1));
+            let opening = Instant::now();
             match tokio::time::timeout(limit, self.connect.connect()).await {
                 Ok(Ok(client)) => {
+                    #[cfg(feature = "metrics")]
+                    self.created_metrics(opening.elapsed());
+                    let _ = opening;
                     self.push_idle(Conn::new(client, &self.config, self.counters.clone()));
                     drop(permit);
                 }

@@ -87,6 +87,8 @@ mod config;
 mod guard;
 mod inner;
 mod lane;
+#[cfg(feature = "metrics")]
+mod metrics;
 #[allow(clippy::module_inception)]
 mod pool;
 mod provider;

@@ -120,6 +120,10 @@ impl Pool {
     ///
     /// Cancel safe: a dropped `get` leaves no slot taken.
     pub async fn get(&self) -> Result<PooledClient, Error> {
+        crate::observe::traced("pool.acquire", None, None, |_| 0, self.get_untraced()).await
+    }
+
+    async fn get_untraced(&self) -> Result<PooledClient, Error> {
         let start = Instant::now();
         match self
             .inner
@@ -128,10 +132,14 @@ impl Pool {
         {
             Ok((conn, permit)) => {
                 self.inner.counters.acquired(start.elapsed());
+                #[cfg(feature = "metrics")]
+                self.inner.acquire_metrics(start.elapsed(), false);
                 Ok(PooledClient::new(conn, permit, self.inner.clone()))
             }
             Err(e) => {
                 self.inner.counters.acquire_failed();
+                #[cfg(feature = "metrics")]
+                self.inner.acquire_metrics(start.elapsed(), e.is_timeout());
                 Err(e)
             }
         }

@@ -140,6 +140,9 @@ pub(crate) struct Counters {
     closed_pool: AtomicU64,
     acquire_failures: AtomicU64,
     acquire_time: [AtomicU64; ACQUIRE_BUCKETS],
+    /// The pool's name in metrics (`host:port/dbname`), set at start.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) name: std::sync::OnceLock<String>,
 }
 
 impl Counters {
@@ -155,6 +158,7 @@ impl Counters {
             closed_pool: AtomicU64::new(0),
             acquire_failures: AtomicU64::new(0),
             acquire_time: std::array::from_fn(|_| AtomicU64::new(0)),
+            name: std::sync::OnceLock::new(),
         }
     }
 

@@ -257,6 +257,13 @@ impl<'a> Batch<'a> {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn run(self) -> Result<Vec<Result<BatchResult, Error>>, Error> {
+        let shared = self.client.shared().clone();
+        let rows =
+            |r: &Vec<Result<BatchResult, Error>>| r.iter().flatten().map(|b| b.rows_affected).sum();
+        crate::observe::traced("batch", Some(&shared), None, rows, self.run_untraced()).await
+    }
+
+    async fn run_untraced(self) -> Result<Vec<Result<BatchResult, Error>>, Error> {
         self.check()?;
         let resolved = self.resolve().await?;
         let shared = self.client.shared();
@@ -298,6 +305,19 @@ impl<'a> Batch<'a> {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn run_atomic(self) -> Result<Vec<BatchResult>, Error> {
+        let shared = self.client.shared().clone();
+        let rows = |r: &Vec<BatchResult>| r.iter().map(|b| b.rows_affected).sum();
+        crate::observe::traced(
+            "batch",
+            Some(&shared),
+            None,
+            rows,
+            self.run_atomic_untraced(),
+        )
+        .await
+    }
+
+    async fn run_atomic_untraced(self) -> Result<Vec<BatchResult>, Error> {
         self.check()?;
         let resolved = self.resolve().await?;
         let shared = self.client.shared();

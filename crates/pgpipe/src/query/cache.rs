@@ -82,6 +82,13 @@ impl StatementCache {
     }
 
     pub(crate) fn get(&mut self, sql: &str, oids: &[Oid]) -> Option<Cached> {
+        let found = self.lookup(sql, oids);
+        #[cfg(feature = "metrics")]
+        crate::observe::metrics::cache_lookup(found.is_some());
+        found
+    }
+
+    fn lookup(&mut self, sql: &str, oids: &[Oid]) -> Option<Cached> {
         self.tick += 1;
         let tick = self.tick;
         let bucket = self.by_hash.get_mut(&key_hash(sql, oids))?;
@@ -99,6 +106,8 @@ impl StatementCache {
     /// to make room, which the caller must close on the server.
     pub(crate) fn insert(&mut self, sql: &str, oids: &[Oid], name: Arc<str>) -> Option<Arc<str>> {
         let evicted = if self.len >= self.capacity {
+            #[cfg(feature = "metrics")]
+            crate::observe::metrics::cache_eviction();
             self.evict_lru()
         } else {
             None

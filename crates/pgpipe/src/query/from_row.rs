@@ -38,6 +38,16 @@ pub trait FromRow: Sized {
     /// Builds `Self` from a row whose columns passed [`check`](FromRow::check).
     fn decode(row: &Row, columns: &Self::Columns) -> Result<Self, Error>;
 
+    /// The columns `Self` reads into Rust types that cannot hold NULL, as
+    /// `(column index, field name)`, given columns that passed
+    /// [`check`](FromRow::check). The startup check of named queries
+    /// compares them with the catalog's nullability. The default lists
+    /// none (no warnings); tuples and `#[derive(FromRow)]` list theirs.
+    fn non_null_columns(columns: &[Column], plan: &Self::Columns) -> Vec<(usize, String)> {
+        let _ = (columns, plan);
+        Vec::new()
+    }
+
     /// Checks and decodes one row on its own.
     fn from_row(row: &Row) -> Result<Self, Error> {
         let columns = Self::check(row.columns())?;
@@ -101,6 +111,20 @@ where
     }))
 }
 
+/// Adds `(index, field)` to `out` when `T` cannot hold the NULL a column
+/// of `index`'s type might bring (a helper for
+/// [`FromRow::non_null_columns`]).
+pub fn non_null<T>(columns: &[Column], index: usize, field: &str, out: &mut Vec<(usize, String)>)
+where
+    T: for<'a> Decode<'a>,
+{
+    if let Some(column) = columns.get(index) {
+        if T::decode_null(column.type_()).is_err() {
+            out.push((index, field.to_owned()));
+        }
+    }
+}
+
 fn check_count(columns: &[Column], expected: usize, target: &'static str) -> Result<(), Error> {
     if columns.len() == expected {
         return Ok(());
@@ -132,6 +156,12 @@ macro_rules! tuple_from_row {
 
             fn decode(row: &Row, _: &()) -> Result<Self, Error> {
                 Ok(($(row.try_get::<$T, usize>($idx)?,)+))
+            }
+
+            fn non_null_columns(columns: &[Column], _: &()) -> Vec<(usize, String)> {
+                let mut out = Vec::new();
+                $(non_null::<$T>(columns, $idx, stringify!($idx), &mut out);)+
+                out
             }
         }
     };

@@ -3,6 +3,7 @@
 //! streams, prepared statements, the simple-query protocol and `FromRow`.
 
 mod batch;
+mod builder;
 mod cache;
 mod encode;
 pub mod from_row;
@@ -14,6 +15,7 @@ mod statement;
 mod stream;
 
 pub use batch::{Batch, BatchResult};
+pub use builder::{BuiltQuery, Ident, QueryBuilder, Separated, MAX_PARAMS};
 pub(crate) use cache::StatementCache;
 pub(crate) use encode::{
     bind_to, check_prepared, encode_error, encode_statement, send_query, Plan,

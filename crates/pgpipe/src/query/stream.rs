@@ -11,6 +11,7 @@ use pgpipe_proto::backend::{tag, Message};
 use crate::driver::Responses;
 use crate::driver::Shared;
 use crate::error::ErrorKind;
+use crate::observe::Op;
 use crate::query::Plan;
 use crate::query::{Column, Row};
 use crate::Error;
@@ -49,10 +50,13 @@ pub struct RowStream {
     rows_affected: Option<u64>,
     error: Option<Error>,
     done: bool,
+    /// The operation's span: open until the stream ends or is dropped.
+    op: Op,
+    rows: u64,
 }
 
 impl RowStream {
-    pub(crate) fn new(shared: Arc<Shared>, responses: Responses, plan: Plan) -> RowStream {
+    pub(crate) fn new(shared: Arc<Shared>, responses: Responses, plan: Plan, op: Op) -> RowStream {
         let columns = plan.columns();
         RowStream {
             shared,
@@ -62,6 +66,8 @@ impl RowStream {
             rows_affected: None,
             error: None,
             done: false,
+            op,
+            rows: 0,
         }
     }
 
@@ -81,6 +87,17 @@ impl RowStream {
     }
 
     fn poll_row(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Row, Error>>> {
+        let polled = self.poll_inner(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(_))) => self.rows += 1,
+            Poll::Ready(Some(Err(e))) => self.op.end(Err(e)),
+            Poll::Ready(None) => self.op.end(Ok(self.rows)),
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Row, Error>>> {
         if self.done {
             return Poll::Ready(None);
         }
@@ -157,6 +174,15 @@ impl RowStream {
             return Err(self.shared.abort(e));
         }
         Err(e)
+    }
+}
+
+impl Drop for RowStream {
+    fn drop(&mut self) {
+        // Dropped half-read: the span closes now, with the rows read so far.
+        self.op.end(Ok(self.rows));
+        #[cfg(feature = "metrics")]
+        crate::observe::metrics::peak_buffered(self.shared.peak_buffered());
     }
 }
 

@@ -5,6 +5,8 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Deref;
 
+use tracing::Instrument;
+
 use crate::driver::{Request, SessionEnd, NO_SESSION};
 use crate::error::ErrorKind;
 use crate::pool::PooledClient;
@@ -161,6 +163,13 @@ impl Transaction<'_> {
     /// Cancel safe: once COMMIT is queued, dropping this future does not
     /// stop it; before that, the drop rolls the transaction back.
     pub async fn commit(mut self) -> Result<(), Error> {
+        let op = crate::observe::Op::start("commit", Some(self.client.shared()), None);
+        let ended = self.commit_untraced().instrument(op.span().clone()).await;
+        op.finish(&ended, |_| 0);
+        ended
+    }
+
+    async fn commit_untraced(&mut self) -> Result<(), Error> {
         match self.savepoint.clone() {
             Some(name) => {
                 let release = format!("RELEASE SAVEPOINT {name}");
@@ -175,6 +184,13 @@ impl Transaction<'_> {
     ///
     /// Cancel safe (like [`commit`](Self::commit)).
     pub async fn rollback(mut self) -> Result<(), Error> {
+        let op = crate::observe::Op::start("rollback", Some(self.client.shared()), None);
+        let ended = self.rollback_untraced().instrument(op.span().clone()).await;
+        op.finish(&ended, |_| 0);
+        ended
+    }
+
+    async fn rollback_untraced(&mut self) -> Result<(), Error> {
         match self.savepoint.clone() {
             Some(name) => {
                 let to = format!("ROLLBACK TO SAVEPOINT {name}");

@@ -3,6 +3,7 @@
 //! every test so nothing can hang CI.
 #![allow(dead_code)]
 
+pub mod spans;
 pub mod values;
 
 use std::future::Future;

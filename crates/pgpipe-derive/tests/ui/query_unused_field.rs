@@ -1,0 +1,15 @@
+#[derive(pgpipe::FromRow)]
+struct Message {
+    mid: i64,
+    subject: String,
+}
+
+#[derive(pgpipe::Query)]
+#[query(file = "crates/pgpipe-derive/tests/ui/queries.sql", name = "get_messages", row = Message)]
+struct GetMessages {
+    uid: i64,
+    mids: Vec<i64>,
+    limit: i64,
+}
+
+fn main() {}
