@@ -43,6 +43,13 @@ pub struct ClientStats {
     /// not yet taken by the caller, for any one request: what backpressure
     /// bounds.
     pub peak_buffered_bytes: usize,
+    /// Reads from the socket that returned data (or end of stream).
+    pub socket_reads: u64,
+    /// Writes to the socket that the kernel accepted.
+    pub socket_writes: u64,
+    /// The most bytes one socket read returned: at most 64 KiB, which is
+    /// what bounds how far a response may go past its backpressure limit.
+    pub largest_read_bytes: usize,
 }
 
 impl Drop for Inner {
@@ -328,8 +335,12 @@ impl Client {
 
     /// Counters of this connection, for monitoring and tests.
     pub fn stats(&self) -> ClientStats {
+        let (socket_reads, socket_writes, largest_read_bytes) = self.shared().counters.snapshot();
         ClientStats {
             peak_buffered_bytes: self.shared().peak_buffered(),
+            socket_reads,
+            socket_writes,
+            largest_read_bytes,
         }
     }
 

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, BufMut, BytesMut};
 use pgpipe_proto::backend::{tag, Decoder, Message};
 use tokio::io::AsyncWrite;
 use tokio::time::Sleep;
@@ -26,8 +26,11 @@ use crate::error::{DbError, ErrorKind};
 use crate::Error;
 
 /// Bytes the driver asks the socket for at a time: large reads amortise the
-/// syscall over many responses.
-const READ_CHUNK: usize = 64 * 1024;
+/// syscall over many responses. Also the most one read may take, whatever
+/// the read buffer's capacity (it grows for large messages and when `bytes`
+/// doubles an allocation): backpressure lets a response go past its bound by
+/// at most one read, so the read must be bounded too.
+pub(crate) const READ_CHUNK: usize = 64 * 1024;
 
 /// Default bound on the unread bytes of one response (see
 /// [`Connection::max_buffered`]).
@@ -118,6 +121,7 @@ impl Connection {
                 }
                 Poll::Ready(Ok(n)) => {
                     self.out.advance(n);
+                    self.shared.counters.wrote();
                     progress = true;
                 }
                 Poll::Ready(Err(e)) => return Err(Error::io("writing to the server", e)),
@@ -136,8 +140,14 @@ impl Connection {
         if self.read_buf.capacity() - self.read_buf.len() < READ_CHUNK / 4 {
             self.read_buf.reserve(READ_CHUNK);
         }
-        match tokio_util::io::poll_read_buf(Pin::new(&mut self.socket), cx, &mut self.read_buf) {
-            Poll::Ready(Ok(n)) => Ok(Some(n)),
+        // `limit`: never more than READ_CHUNK in one read, however much spare
+        // capacity the buffer has (see READ_CHUNK).
+        let mut room = (&mut self.read_buf).limit(READ_CHUNK);
+        match tokio_util::io::poll_read_buf(Pin::new(&mut self.socket), cx, &mut room) {
+            Poll::Ready(Ok(n)) => {
+                self.shared.counters.read(n);
+                Ok(Some(n))
+            }
             Poll::Ready(Err(e)) => Err(Error::io("reading from the server", e)),
             Poll::Pending => Ok(None),
         }

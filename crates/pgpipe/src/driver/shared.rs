@@ -125,6 +125,8 @@ pub(crate) struct Shared {
     pub(crate) types: TypeRegistry,
     /// Woken when a reservation ends.
     released: Notify,
+    /// Socket syscalls of the driver, for [`Client::stats`](crate::Client::stats).
+    pub(crate) counters: Counters,
     next_session: AtomicU64,
 }
 
@@ -165,6 +167,7 @@ impl Shared {
             query_timeout,
             types: TypeRegistry::default(),
             released: Notify::new(),
+            counters: Counters::default(),
             next_session: AtomicU64::new(NO_SESSION + 1),
         }
     }
@@ -687,6 +690,37 @@ impl Shared {
             .unwrap_or_else(|e| e.into_inner())
             .get(name)
             .cloned()
+    }
+}
+
+/// The driver's socket calls: what a bench divides by its operations when
+/// one process holds several connections (`/proc/self/io` counts them all).
+#[derive(Default)]
+pub(crate) struct Counters {
+    reads: AtomicU64,
+    writes: AtomicU64,
+    largest_read: AtomicUsize,
+}
+
+impl Counters {
+    /// A read that returned `n` bytes (0 at end of stream).
+    pub(crate) fn read(&self, n: usize) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.largest_read.fetch_max(n, Ordering::Relaxed);
+    }
+
+    /// A write that the socket accepted.
+    pub(crate) fn wrote(&self) {
+        self.writes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// (reads, writes, largest read in bytes) so far.
+    pub(crate) fn snapshot(&self) -> (u64, u64, usize) {
+        (
+            self.reads.load(Ordering::Relaxed),
+            self.writes.load(Ordering::Relaxed),
+            self.largest_read.load(Ordering::Relaxed),
+        )
     }
 }
 
