@@ -233,13 +233,15 @@ async fn connect_target(
             secret_key: session.secret_key,
             timeout: config.connect_timeout,
         };
-        let shared = Arc::new(Shared::new(
+        let mut shared = Shared::new(
             cache_capacity,
             encoder,
             cancel,
             config.query_timeout,
             session.parameters,
-        ));
+        );
+        shared.coalesce = config.coalesce_sync;
+        let shared = Arc::new(shared);
         let connection = Connection::new(socket, shared.clone(), decoder, session.leftover);
         Ok::<_, Error>((Client::new(shared), connection))
     };

@@ -19,6 +19,7 @@ use pgpipe_proto::backend::{tag, Decoder, Message};
 use tokio::io::AsyncWrite;
 use tokio::time::Sleep;
 
+use crate::driver::coalesce;
 use crate::driver::Shared;
 use crate::driver::Slot;
 use crate::driver::Socket;
@@ -101,6 +102,9 @@ impl Connection {
             _ => q.driver_waker = Some(cx.waker().clone()),
         }
         if self.out.is_empty() && !q.write_buf.is_empty() && !q.write_gate {
+            // What we take now is written in one go: a coalesced group
+            // ends here.
+            q.seal_group();
             // Swap rather than copy: the callers get our empty buffer (with its
             // capacity) and we write theirs.
             std::mem::swap(&mut self.out, &mut q.write_buf);
@@ -234,7 +238,15 @@ impl Connection {
         self.shared.record_buffered(buffered);
         if complete {
             self.in_flight.pop_front();
-            self.shared.finished(1);
+            let finished = match slot.group() {
+                None => 1,
+                Some(group) => {
+                    let settled = coalesce::settle(group, slot.take_all())?;
+                    self.shared.send_again(settled.again);
+                    settled.delivered
+                }
+            };
+            self.shared.finished(finished);
         }
         if buffered > self.max_buffered {
             self.paused_on = Some(slot);
@@ -296,12 +308,13 @@ impl Connection {
             let mut q = self.shared.lock();
             self.shared.mark_closed(&mut q, || reason.to_owned());
             q.write_buf.clear();
+            coalesce::reset(&mut q.group);
             self.shared.drain_unsent(&mut q)
         };
         let mut n = 0;
         for slot in self.in_flight.drain(..).chain(queued) {
+            n += slot.requests();
             slot.fail(kind, reason);
-            n += 1;
         }
         self.shared.finished(n);
         self.shared.close_queue();

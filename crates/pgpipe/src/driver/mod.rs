@@ -4,12 +4,14 @@
 //! requests.
 
 mod cancel;
+mod coalesce;
 mod connection;
 mod shared;
 mod slot;
 mod socket;
 
 pub use cancel::CancelToken;
+pub(crate) use coalesce::eligible_sql as coalescible;
 pub use connection::Connection;
 pub(crate) use shared::{Request, SessionId, Shared, NO_SESSION};
 pub(crate) use slot::{Responses, Slot};

@@ -16,6 +16,7 @@ use bytes::BytesMut;
 use pgpipe_proto::frontend::{self, Encoder};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
+use crate::driver::coalesce;
 use crate::driver::CancelToken;
 use crate::driver::{Responses, Slot};
 use crate::error::DbError;
@@ -51,6 +52,15 @@ pub(crate) struct Queue {
     /// so they must not rely on (or create) cached statements whose Parse
     /// would travel in a different order.
     no_cache: StatementCache,
+    /// The coalesced group open at the end of `write_buf`, if any.
+    pub(crate) group: coalesce::Open,
+}
+
+impl Queue {
+    /// Ends a coalesced group open at the end of the write buffer.
+    pub(crate) fn seal_group(&mut self) {
+        coalesce::seal(&mut self.group, &mut self.write_buf);
+    }
 }
 
 /// Who sends a request: every [`Client`](crate::Client) handle carries one.
@@ -125,6 +135,8 @@ pub(crate) struct Shared {
     pub(crate) types: TypeRegistry,
     /// Woken when a reservation ends.
     released: Notify,
+    /// Whether handles share Syncs by default (`coalesce_sync`).
+    pub(crate) coalesce: bool,
     /// Socket syscalls of the driver, for [`Client::stats`](crate::Client::stats).
     pub(crate) counters: Counters,
     next_session: AtomicU64,
@@ -151,6 +163,7 @@ impl Shared {
                 cache: StatementCache::new(statement_cache_capacity),
                 reservation: None,
                 no_cache: StatementCache::new(0),
+                group: coalesce::Open::default(),
             }),
             permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             encoder,
@@ -167,6 +180,7 @@ impl Shared {
             query_timeout,
             types: TypeRegistry::default(),
             released: Notify::new(),
+            coalesce: false,
             counters: Counters::default(),
             next_session: AtomicU64::new(NO_SESSION + 1),
         }
@@ -218,8 +232,26 @@ impl Shared {
     where
         F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
     {
+        self.send_statement(session, kind, permit, false, encode)
+    }
+
+    /// Like [`send_cached`](Self::send_cached); with `coalesce`, the
+    /// request may share its Sync with its neighbours in the write buffer
+    /// (see [`coalesce`]): `encode` must write one statement ending in a
+    /// Sync, which is removed if it joins a group.
+    pub(crate) fn send_statement<F, R>(
+        &self,
+        session: SessionId,
+        kind: Request,
+        permit: Option<OwnedSemaphorePermit>,
+        coalesce: bool,
+        encode: F,
+    ) -> Result<(Responses, R), Error>
+    where
+        F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
+    {
         let slot = Arc::new(Slot::new(permit));
-        let (r, begin) = self.enqueue(session, kind, [slot.clone()], encode)?;
+        let (r, begin) = self.enqueue(session, kind, [slot.clone()], coalesce, encode)?;
         let mut responses = Responses::new(slot);
         if let Some(watch) = begin {
             responses.begin_in_front(watch);
@@ -262,8 +294,13 @@ impl Shared {
             .into_iter()
             .map(|p| Arc::new(Slot::new(Some(p))))
             .collect();
-        let (r, begin) =
-            self.enqueue(session, Request::Statement, slots.iter().cloned(), encode)?;
+        let (r, begin) = self.enqueue(
+            session,
+            Request::Statement,
+            slots.iter().cloned(),
+            false,
+            encode,
+        )?;
         let mut responses: Vec<Responses> = slots.into_iter().map(Responses::new).collect();
         if let (Some(watch), Some(first)) = (begin, responses.first_mut()) {
             first.begin_in_front(watch);
@@ -279,6 +316,7 @@ impl Shared {
         session: SessionId,
         kind: Request,
         slots: impl IntoIterator<Item = Arc<Slot>>,
+        coalesce: bool,
         encode: F,
     ) -> Result<(R, Option<Arc<AtomicBool>>), Error>
     where
@@ -335,6 +373,16 @@ impl Shared {
                     }
                 }
             }
+            // Never inside a transaction: no reservation, and the session
+            // idle as far as we know (a group that still lands in a block
+            // opened by hand is settled by the block's rules).
+            let coalesce = coalesce
+                && q.reservation.is_none()
+                && begin.is_none()
+                && self.transaction_status() == b'I';
+            if !coalesce {
+                coalesce::seal(&mut q.group, &mut q.write_buf);
+            }
             let start = q.write_buf.len();
             let encoded = (|| {
                 if let Some((sql, _)) = &begin {
@@ -354,10 +402,17 @@ impl Shared {
                     held.begin = None;
                 }
             }
-            let before = q.slots.len();
-            q.slots.extend(slots);
-            self.outstanding
-                .fetch_add(q.slots.len() - before, Ordering::Relaxed);
+            let mut added = 0;
+            for slot in slots {
+                added += 1;
+                if coalesce
+                    && coalesce::join(&mut q.group, &mut q.write_buf, &mut q.slots, start, &slot)
+                {
+                    continue;
+                }
+                q.slots.push_back(slot);
+            }
+            self.outstanding.fetch_add(added, Ordering::Relaxed);
             // Wake only on the idle-to-busy transition: if bytes were already
             // waiting, the driver has been woken for them and will take ours too.
             let waker = if start == 0 {
@@ -444,6 +499,7 @@ impl Shared {
             if let Some(reason) = &q.closed {
                 return Err(Error::closed().context(reason));
             }
+            coalesce::seal(&mut q.group, &mut q.write_buf);
             let start = q.write_buf.len();
             let mut result = Ok(None);
             if held.begin.is_none() {
@@ -488,6 +544,27 @@ impl Shared {
         out
     }
 
+    /// Driver side: queues the members of a coalesced group that must run
+    /// again, each on its own Sync (see [`coalesce::settle`]); fails them
+    /// if the connection is closing.
+    pub(crate) fn send_again(&self, again: Vec<(Arc<Slot>, bytes::Bytes)>) {
+        if again.is_empty() {
+            return;
+        }
+        let mut q = self.lock();
+        if let Some(reason) = q.closed.clone() {
+            drop(q);
+            let n = again.len();
+            for (slot, _) in again {
+                slot.fail(ErrorKind::Closed, &reason);
+            }
+            self.finished(n);
+            return;
+        }
+        let q = &mut *q;
+        coalesce::send_again(&mut q.group, &mut q.write_buf, &mut q.slots, again);
+    }
+
     /// Writes bytes that belong to a request already in flight (CopyFail
     /// answering an unexpected COPY FROM STDIN): no new response slot.
     pub(crate) fn send_unrouted<F>(&self, encode: F) -> Result<(), Error>
@@ -499,6 +576,7 @@ impl Shared {
             if let Some(reason) = &q.closed {
                 return Err(Error::closed().context(reason));
             }
+            q.seal_group();
             let start = q.write_buf.len();
             if let Err(e) = encode(&self.encoder, &mut q.write_buf) {
                 q.write_buf.truncate(start);
@@ -535,6 +613,7 @@ impl Shared {
             q.closed = Some("the client was closed".into());
             self.closed_flag.store(true, Ordering::Release);
             q.terminating = true;
+            q.seal_group();
             frontend::terminate(&mut q.write_buf);
             q.driver_waker.take()
         };

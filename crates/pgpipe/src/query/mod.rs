@@ -16,7 +16,7 @@ mod stream;
 pub use batch::{Batch, BatchResult};
 pub(crate) use cache::StatementCache;
 pub(crate) use encode::{
-    bind_to, check_prepared, encode_error, encode_statement, send_query, Plan,
+    bind_to, check_prepared, encode_error, encode_statement, send_query, send_query_with, Plan,
 };
 pub use encode::{StatementRef, ToStatement};
 pub use from_row::FromRow;
