@@ -278,6 +278,11 @@ pub enum PoolMode {
     /// pgpipe: a `Pool` of `connections`, `pool.get().await?.query_one(..)`
     /// per operation. deadpool-postgres: the same as `Shared`.
     Checkout,
+    /// A transaction per operation on a pool of `connections`: BEGIN;
+    /// UPDATE of the row; the point select; COMMIT. pgpipe:
+    /// `pool.transaction()` (BEGIN travels with the UPDATE);
+    /// deadpool-postgres: `get()` then tokio-postgres's `transaction()`.
+    Transaction,
 }
 
 impl Variant {

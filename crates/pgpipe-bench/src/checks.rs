@@ -24,6 +24,16 @@ pub fn point(key: i32, id: i32, v: i64) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// A statement reported `got` rows where `expected` were meant.
+pub fn count(what: &str, expected: u64, got: u64) -> Result<(), BenchError> {
+    if got != expected {
+        return Err(BenchError::new(format!(
+            "{what} affected {got} row(s), expected {expected}"
+        )));
+    }
+    Ok(())
+}
+
 /// Verifies a full read of a `rows-*` table: the count and the sum of ids.
 #[derive(Debug, Default)]
 pub struct RowsCheck {

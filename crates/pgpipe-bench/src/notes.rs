@@ -47,6 +47,16 @@ pub fn pool_note(driver: DriverKind, variant: &Variant) -> String {
             "Pool max_size {}, {tasks} tasks: pool.get() then query_one(sql) per op",
             variant.connections
         ),
+        (DriverKind::Pgpipe, PoolMode::Transaction) => format!(
+            "Pool max_size {}, {tasks} tasks: pool.transaction(); UPDATE; SELECT; commit() \
+             (BEGIN sent with the UPDATE)",
+            variant.connections
+        ),
+        (_, PoolMode::Transaction) => format!(
+            "pool max_size {}, {tasks} tasks: get(); transaction() (BEGIN); UPDATE; SELECT; \
+             commit() per op, prepare_cached",
+            variant.connections
+        ),
         (_, _) => format!(
             "pool max_size {}, {tasks} tasks: get() + prepare_cached + query_one per op",
             variant.connections

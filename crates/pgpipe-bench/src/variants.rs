@@ -117,6 +117,7 @@ impl Plan {
                     variant("256x8-dedicated", 8, 32, PoolMode::Dedicated, Shape::Plain),
                     variant("256x8", 8, 32, shared(8, None), Shape::Plain),
                     variant("256x8-get", 8, 32, PoolMode::Checkout, Shape::Plain),
+                    variant("64x8-tx", 8, 8, PoolMode::Transaction, Shape::Plain),
                 ]
             }
             Workload::Ozo => ozo(self.quick),

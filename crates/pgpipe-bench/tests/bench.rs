@@ -87,7 +87,7 @@ async fn session_drivers_return_correct_results() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pool_drivers_return_correct_results() {
     use pgpipe_bench::catalog::PoolMode;
-    use pgpipe_bench::drivers::pool::{Deadpool, PgpipePool};
+    use pgpipe_bench::drivers::pool::{Deadpool, PgpipePool, PooledOp};
     let url = url();
     // Every pooled session of every pool variant, through the runner's path.
     let plan = Plan::from_args(&Args::default()).expect("plan");
@@ -114,19 +114,32 @@ async fn pool_drivers_return_correct_results() {
     }
     // The adapters directly: a handful of checked point selects each,
     // sequential and concurrent.
-    let shared = PgpipePool::connect(&url, 2, Some(1), false)
+    let shared = PgpipePool::connect(&url, 2, Some(1), PooledOp::Shared)
         .await
         .expect("pgpipe pool (shared)");
-    let checkout = PgpipePool::connect(&url, 2, None, true)
+    let checkout = PgpipePool::connect(&url, 2, None, PooledOp::Checkout)
         .await
         .expect("pgpipe pool (checkout)");
-    let dead = Deadpool::connect(&url, 2).await.expect("deadpool-postgres");
+    let dead = Deadpool::connect(&url, 2, false)
+        .await
+        .expect("deadpool-postgres");
+    // The transaction variant of both: UPDATE + point select, committed.
+    let tx = PgpipePool::connect(&url, 2, None, PooledOp::Transaction)
+        .await
+        .expect("pgpipe pool (transaction)");
+    let dead_tx = Deadpool::connect(&url, 2, true)
+        .await
+        .expect("deadpool-postgres (transaction)");
     for i in 0..5 {
         let k = checks::key(1, i);
         assert_eq!(shared.op(k).await.expect("shared op"), 1);
         assert_eq!(checkout.op(k).await.expect("checkout op"), 1);
         assert_eq!(dead.op(k).await.expect("deadpool op"), 1);
+        assert_eq!(tx.op(k).await.expect("transaction op"), 1);
+        assert_eq!(dead_tx.op(k).await.expect("deadpool transaction op"), 1);
     }
+    assert!(tx.op(0).await.is_err(), "an UPDATE of no row is caught");
+    assert!(dead_tx.op(0).await.is_err());
     let keys: Vec<i32> = (0..16).map(|i| checks::key(2, i)).collect();
     let (shared_ref, checkout_ref, dead_ref) = (&shared, &checkout, &dead);
     let ops = keys.iter().map(|&k| async move {

@@ -527,7 +527,11 @@ impl Client {
                     // recreated under a new OID: look it up again, and retry
                     // once if nothing of the failed attempt can have stuck.
                     self.shared().types.clear();
-                    if named && !retried && self.transaction_status() == TransactionStatus::Idle {
+                    if named
+                        && !retried
+                        && self.session == NO_SESSION
+                        && self.transaction_status() == TransactionStatus::Idle
+                    {
                         retried = true;
                         continue;
                     }
@@ -581,7 +585,9 @@ impl Client {
             if let (Some(d), Plan::Cached { name, .. }) = (&described, &plan) {
                 self.shared().with_cache(|c| c.set_columns(name, d));
             }
-            if stale && !retried && responses.ended_idle() {
+            // Never inside a transaction: it is aborted, and a statement that
+            // carried BEGIN may have failed for the BEGIN's sake.
+            if stale && !retried && responses.ended_idle() && self.session == NO_SESSION {
                 retried = true;
                 continue;
             }

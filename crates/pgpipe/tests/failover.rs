@@ -148,3 +148,47 @@ async fn a_pool_reconnects_to_the_new_primary() {
     .await
     .expect("pool failover test exceeded its bound");
 }
+
+/// On a hot standby `BEGIN ISOLATION LEVEL SERIALIZABLE` fails: the
+/// statement that carried it must not run outside a transaction, later ones
+/// are refused, and COMMIT says nothing was committed.
+#[tokio::test]
+async fn a_failed_begin_runs_nothing_outside_the_transaction() {
+    tokio::time::timeout(BOUND, async {
+        let primary = Cluster::start().expect("primary");
+        let standby = primary.start_standby().expect("standby");
+        let url = format!(
+            "postgres://{}@127.0.0.1:{}/postgres",
+            standby.superuser(),
+            standby.port()
+        );
+        let client = pgpipe::connect(&url).await.unwrap();
+        let tx = client
+            .build_transaction()
+            .isolation(pgpipe::IsolationLevel::Serializable)
+            .start()
+            .await
+            .unwrap();
+        // Would succeed (a read) if it ran outside the transaction.
+        let err = tx
+            .query_one("SELECT pg_backend_pid()", ())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.code(),
+            Some(&pgpipe::SqlState::FEATURE_NOT_SUPPORTED),
+            "{err}"
+        );
+        let err = tx.query("SELECT 1", ()).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TransactionAborted, "{err}");
+        let err = tx.commit().await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::RolledBack, "{err}");
+        // The connection is fine for the next transaction.
+        let tx = client.transaction().await.unwrap();
+        let one: i32 = tx.query_one("SELECT 1", ()).await.unwrap().get(0);
+        assert_eq!(one, 1);
+        tx.commit().await.unwrap();
+    })
+    .await
+    .expect("test exceeded its time bound")
+}

@@ -67,6 +67,9 @@ async fn assert_outside_transaction(client: &Client) {
         .unwrap();
     assert!(row.get::<bool, _>(0), "a transaction id is still assigned");
     assert_eq!(client.transaction_status(), TransactionStatus::Idle);
+    // A caller that has its answer never sees its request still pending
+    // (the pool relies on it when a connection is returned).
+    assert_eq!(client.pending_requests(), 0);
 }
 
 #[tokio::test]

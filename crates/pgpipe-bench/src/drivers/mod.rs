@@ -70,14 +70,27 @@ impl Session {
         variant: &Variant,
     ) -> Result<Session, BenchError> {
         Ok(match (driver, variant.pool) {
-            (DriverKind::Pgpipe, PoolMode::Shared { max_size, shared }) => {
-                Session::PgpipePool(pool::PgpipePool::connect(url, max_size, shared, false).await?)
-            }
+            (DriverKind::Pgpipe, PoolMode::Shared { max_size, shared }) => Session::PgpipePool(
+                pool::PgpipePool::connect(url, max_size, shared, pool::PooledOp::Shared).await?,
+            ),
             (DriverKind::Pgpipe, PoolMode::Checkout) => Session::PgpipePool(
-                pool::PgpipePool::connect(url, variant.connections, None, true).await?,
+                pool::PgpipePool::connect(url, variant.connections, None, pool::PooledOp::Checkout)
+                    .await?,
+            ),
+            (DriverKind::Pgpipe, PoolMode::Transaction) => Session::PgpipePool(
+                pool::PgpipePool::connect(
+                    url,
+                    variant.connections,
+                    None,
+                    pool::PooledOp::Transaction,
+                )
+                .await?,
             ),
             (DriverKind::DeadpoolPostgres, PoolMode::Shared { .. } | PoolMode::Checkout) => {
-                Session::Deadpool(pool::Deadpool::connect(url, variant.connections).await?)
+                Session::Deadpool(pool::Deadpool::connect(url, variant.connections, false).await?)
+            }
+            (DriverKind::DeadpoolPostgres, PoolMode::Transaction) => {
+                Session::Deadpool(pool::Deadpool::connect(url, variant.connections, true).await?)
             }
             (other, mode) => {
                 return Err(BenchError::new(format!(

@@ -18,23 +18,37 @@ pub(crate) fn with_param(url: &str, key: &str, value: impl std::fmt::Display) ->
     format!("{url}{sep}{key}={value}")
 }
 
-/// A pgpipe pool, used through one of its two paths.
+/// What one pooled operation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PooledOp {
+    /// The point select on the pool's shared path (`pool.query_one`).
+    Shared,
+    /// A checkout, then the point select.
+    Checkout,
+    /// A transaction: the row's UPDATE (to its own value, so the point
+    /// check still holds), the point select, COMMIT.
+    Transaction,
+}
+
+/// The UPDATE of the `Transaction` operation.
+pub const TOUCH_SQL: &str = "UPDATE bench_kv SET v = v WHERE id = $1";
+
+/// A pgpipe pool, used through one of its paths.
 pub struct PgpipePool {
     pool: pgpipe::Pool,
-    checkout: bool,
+    op: PooledOp,
 }
 
 impl PgpipePool {
     /// A pool of `max_size` connections (`shared` of them in the shared
-    /// lane, or pgpipe's default); `checkout`: every operation checks a
-    /// connection out with `pool.get()` instead of `pool.query_one`.
+    /// lane, or pgpipe's default); `op` says what each operation does.
     /// The shared lane and further connections open on demand, as in an
     /// application; the warm-up runs before any measured round.
     pub async fn connect(
         url: &str,
         max_size: usize,
         shared: Option<usize>,
-        checkout: bool,
+        op: PooledOp,
     ) -> Result<PgpipePool, BenchError> {
         let mut u = with_param(url, "pool_max_size", max_size);
         u = with_param(&u, "pool_acquire_timeout", 30_000);
@@ -42,7 +56,7 @@ impl PgpipePool {
             u = with_param(&u, "pool_shared_connections", n);
         }
         let pool = pgpipe::Pool::connect(&u).await?;
-        let p = PgpipePool { pool, checkout };
+        let p = PgpipePool { pool, op };
         // One operation on each path so that the lane and the statement
         // caches are warm (the runner warms up as well).
         p.op(1).await?;
@@ -51,11 +65,20 @@ impl PgpipePool {
 
     /// One checked point select; returns rows read.
     pub async fn op(&self, key: i32) -> Result<u64, BenchError> {
-        let row = if self.checkout {
-            let conn = self.pool.get().await?;
-            conn.query_one(fixtures::POINT_SQL, (key,)).await?
-        } else {
-            self.pool.query_one(fixtures::POINT_SQL, (key,)).await?
+        let row = match self.op {
+            PooledOp::Shared => self.pool.query_one(fixtures::POINT_SQL, (key,)).await?,
+            PooledOp::Checkout => {
+                let conn = self.pool.get().await?;
+                conn.query_one(fixtures::POINT_SQL, (key,)).await?
+            }
+            PooledOp::Transaction => {
+                let tx = self.pool.transaction().await?;
+                let touched = tx.execute(TOUCH_SQL, (key,)).await?;
+                checks::count("UPDATE", 1, touched)?;
+                let row = tx.query_one(fixtures::POINT_SQL, (key,)).await?;
+                tx.commit().await?;
+                row
+            }
         };
         checks::point(key, row.try_get(0)?, row.try_get(1)?)?;
         Ok(1)
@@ -70,12 +93,17 @@ impl PgpipePool {
 /// A deadpool-postgres pool over tokio-postgres.
 pub struct Deadpool {
     pool: deadpool_postgres::Pool,
+    transaction: bool,
 }
 
 impl Deadpool {
     /// A pool of `max_size` connections (fast recycling: no query on
     /// return), all opened before returning.
-    pub async fn connect(url: &str, max_size: usize) -> Result<Deadpool, BenchError> {
+    pub async fn connect(
+        url: &str,
+        max_size: usize,
+        transaction: bool,
+    ) -> Result<Deadpool, BenchError> {
         let config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| BenchError::new(format!("deadpool-postgres: bad url: {e}")))?;
@@ -97,19 +125,31 @@ impl Deadpool {
         for _ in 0..max_size.max(1) {
             let client = pool.get().await?;
             client.prepare_cached(fixtures::POINT_SQL).await?;
+            client.prepare_cached(TOUCH_SQL).await?;
             held.push(client);
         }
         drop(held);
-        let d = Deadpool { pool };
+        let d = Deadpool { pool, transaction };
         d.op(1).await?;
         Ok(d)
     }
 
-    /// One checked point select: checkout, `prepare_cached`, `query_one`.
+    /// One checked point select: checkout, `prepare_cached`, `query_one`
+    /// (inside a transaction with the row's UPDATE, for `transaction`).
     pub async fn op(&self, key: i32) -> Result<u64, BenchError> {
-        let client = self.pool.get().await?;
+        let mut client = self.pool.get().await?;
         let stmt = client.prepare_cached(fixtures::POINT_SQL).await?;
-        let row = client.query_one(&stmt, &[&key]).await?;
+        let row = if self.transaction {
+            let touch = client.prepare_cached(TOUCH_SQL).await?;
+            let tx = client.transaction().await?;
+            let touched = tx.execute(&touch, &[&key]).await?;
+            checks::count("UPDATE", 1, touched)?;
+            let row = tx.query_one(&stmt, &[&key]).await?;
+            tx.commit().await?;
+            row
+        } else {
+            client.query_one(&stmt, &[&key]).await?
+        };
         checks::point(key, row.try_get(0)?, row.try_get(1)?)?;
         Ok(1)
     }

@@ -237,16 +237,34 @@ fn sqlstate(body: &[u8]) -> Option<&[u8]> {
 
 /// What [`settle`] decided for a group.
 pub(crate) struct Settled {
-    /// Members whose callers got their answer now.
-    pub(crate) delivered: usize,
+    /// Members whose callers get their answer now, with their part.
+    answered: Vec<(Arc<Slot>, Bytes)>,
+    /// The group's ReadyForQuery, which ends every answered member's part.
+    rfq: Bytes,
     /// Members to send again, each on its own Sync, in their order.
     pub(crate) again: Vec<(Arc<Slot>, Bytes)>,
 }
 
+impl Settled {
+    /// How many members get their answer now.
+    pub(crate) fn delivered(&self) -> usize {
+        self.answered.len()
+    }
+
+    /// Hands each answered member its part and a ReadyForQuery of its own
+    /// (the driver counts them finished first: a woken caller must not see
+    /// its request still pending).
+    pub(crate) fn hand_over(self) {
+        for (slot, part) in self.answered {
+            slot.deliver(part, false);
+            slot.deliver(self.rfq.clone(), true);
+        }
+    }
+}
+
 /// The group's response (`response`: every message up to and including its
-/// ReadyForQuery) split per member: each finished member's caller gets its
-/// messages and a ReadyForQuery of its own; members that must run again
-/// are returned. A response that does not fit the members is a protocol
+/// ReadyForQuery) split per member: the members answered now with their
+/// parts (see [`Settled::hand_over`]), and those that must run again. A response that does not fit the members is a protocol
 /// error.
 pub(crate) fn settle(group: &Group, response: Bytes) -> Result<Settled, Error> {
     let members = std::mem::take(&mut *group.lock());
@@ -301,9 +319,9 @@ pub(crate) fn settle(group: &Group, response: Bytes) -> Result<Settled, Error> {
     if at != response.len() || (failed.is_none() && parts.len() != members.len()) {
         return Err(mismatch());
     }
-    let rfq = response.slice(at - 6..at);
     let mut settled = Settled {
-        delivered: 0,
+        answered: Vec::with_capacity(members.len()),
+        rfq: response.slice(at - 6..at),
         again: Vec::new(),
     };
     for (i, member) in members.into_iter().enumerate() {
@@ -321,9 +339,9 @@ pub(crate) fn settle(group: &Group, response: Bytes) -> Result<Settled, Error> {
         let Some(&(from, to)) = parts.get(i) else {
             return Err(mismatch());
         };
-        member.slot.deliver(response.slice(from..to), false);
-        member.slot.deliver(rfq.clone(), true);
-        settled.delivered += 1;
+        settled
+            .answered
+            .push((member.slot, response.slice(from..to)));
     }
     Ok(settled)
 }
@@ -439,9 +457,10 @@ mod tests {
         let ok = [msg(b'2', b""), msg(b'C', b"SELECT 1\0")].concat();
         let err = msg(b'E', b"SERROR\0C22012\0Mdivision by zero\0\0");
         let settled = settle(&g, response(&[ok, err], b'I')).unwrap();
-        assert_eq!(settled.delivered, 1);
+        assert_eq!(settled.delivered(), 1);
         let again: Vec<u8> = settled.again.iter().map(|(_, b)| b[0]).collect();
         assert_eq!(again, [0, 2]);
+        settled.hand_over();
         assert!(slots[1].is_done());
         assert!(!slots[0].is_done() && !slots[2].is_done());
     }
@@ -452,7 +471,7 @@ mod tests {
         let ok = msg(b'C', b"SELECT 1\0");
         let err = msg(b'E', b"SERROR\0C25001\0Mno\0\0");
         let settled = settle(&g, response(&[ok, err], b'I')).unwrap();
-        assert_eq!(settled.delivered, 0);
+        assert_eq!(settled.delivered(), 0);
         assert_eq!(settled.again.len(), 2);
     }
 
@@ -462,8 +481,9 @@ mod tests {
         let ok = msg(b'C', b"SELECT 1\0");
         let err = msg(b'E', b"SERROR\0C22012\0Mx\0\0");
         let settled = settle(&g, response(&[ok, err], b'E')).unwrap();
-        assert_eq!(settled.delivered, 2);
+        assert_eq!(settled.delivered(), 2);
         assert_eq!(settled.again.len(), 1);
+        settled.hand_over();
         assert!(slots[0].is_done() && slots[1].is_done());
     }
 

@@ -234,20 +234,26 @@ impl Connection {
                 chunk.first().map(|&b| b as char).unwrap_or('?')
             )));
         };
-        let buffered = slot.deliver(chunk, complete);
-        self.shared.record_buffered(buffered);
         if complete {
             self.in_flight.pop_front();
-            let finished = match slot.group() {
-                None => 1,
-                Some(group) => {
-                    let settled = coalesce::settle(group, slot.take_all())?;
-                    self.shared.send_again(settled.again);
-                    settled.delivered
-                }
-            };
-            self.shared.finished(finished);
+            if let Some(group) = slot.group() {
+                // A coalesced group's end: split it per member (nobody
+                // waits on the carrier itself).
+                slot.deliver(chunk, true);
+                let mut settled = coalesce::settle(group, slot.take_all())?;
+                self.shared.finished(settled.delivered());
+                self.shared.send_again(std::mem::take(&mut settled.again));
+                settled.hand_over();
+                return Ok(());
+            }
+            // Counted as finished before the caller is woken: a caller that
+            // saw its answer must never see its own request still pending
+            // (the pool decides on that count whether to settle a returned
+            // connection).
+            self.shared.finished(1);
         }
+        let buffered = slot.deliver(chunk, complete);
+        self.shared.record_buffered(buffered);
         if buffered > self.max_buffered {
             self.paused_on = Some(slot);
         }

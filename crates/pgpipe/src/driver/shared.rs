@@ -63,6 +63,19 @@ impl Queue {
     }
 }
 
+/// How [`Shared::end_session`] ended a session.
+pub(crate) enum SessionEnd {
+    /// The last statement was queued; its response follows.
+    Sent(Responses),
+    /// BEGIN never left: no transaction exists on the server.
+    NeverBegun,
+    /// BEGIN failed on the server: no transaction exists, and the
+    /// statement that carried it did not run.
+    BeginFailed,
+    /// The session did not hold the connection (already ended).
+    NotHeld,
+}
+
 /// Who sends a request: every [`Client`](crate::Client) handle carries one.
 /// `NONE` for ordinary handles; a transaction's handle carries the id of
 /// its reservation, so that its requests go out at once while other
@@ -196,14 +209,21 @@ impl Shared {
     /// [`MAX_IN_FLIGHT`] requests are queued or unanswered, callers wait
     /// here instead of growing memory without limit.
     pub(crate) async fn permit(&self) -> Result<OwnedSemaphorePermit, Error> {
-        self.permits.clone().acquire_owned().await.map_err(|_| {
-            let reason = self
-                .lock()
-                .closed
-                .clone()
-                .unwrap_or_else(|| "the connection is closed".into());
-            Error::closed().context(reason)
-        })
+        self.permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| self.closed_error())
+    }
+
+    /// Why the connection takes no more requests, as an error.
+    fn closed_error(&self) -> Error {
+        let reason = self
+            .lock()
+            .closed
+            .clone()
+            .unwrap_or_else(|| "the connection is closed".into());
+        Error::closed().context(reason)
     }
 
     /// Queues a request, after waiting for a place in the queue.
@@ -480,13 +500,14 @@ impl Shared {
     /// (COMMIT or ROLLBACK) is queued unless the BEGIN never left (then no
     /// transaction exists on the server), and every request that other
     /// handles queued meanwhile follows it. Returns the response to `last`
-    /// when one was queued; `Ok(None)` when there was nothing to end.
+    /// when one was queued; `Ok(None)` when there was nothing to end
+    /// (BEGIN never left, or it failed: then no transaction exists).
     pub(crate) fn end_session<F>(
         &self,
         session: SessionId,
         permit: Option<OwnedSemaphorePermit>,
         last: F,
-    ) -> Result<Option<Responses>, Error>
+    ) -> Result<SessionEnd, Error>
     where
         F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
     {
@@ -494,21 +515,25 @@ impl Shared {
             let mut guard = self.lock();
             let q = &mut *guard;
             let Some(held) = q.reservation.take_if(|r| r.session == session) else {
-                return Ok(None);
+                return Ok(SessionEnd::NotHeld);
             };
             if let Some(reason) = &q.closed {
                 return Err(Error::closed().context(reason));
             }
             coalesce::seal(&mut q.group, &mut q.write_buf);
             let start = q.write_buf.len();
-            let mut result = Ok(None);
-            if held.begin.is_none() {
+            let mut result = Ok(if held.begin_failed.load(Ordering::Relaxed) {
+                SessionEnd::BeginFailed
+            } else {
+                SessionEnd::NeverBegun
+            });
+            if held.begin.is_none() && !held.begin_failed.load(Ordering::Relaxed) {
                 let slot = Arc::new(Slot::new(permit));
                 match last(&self.encoder, &mut q.write_buf) {
                     Ok(()) => {
                         q.slots.push_back(slot.clone());
                         self.outstanding.fetch_add(1, Ordering::Relaxed);
-                        result = Ok(Some(Responses::new(slot)));
+                        result = Ok(SessionEnd::Sent(Responses::new(slot)));
                     }
                     Err(e) => {
                         q.write_buf.truncate(start);
@@ -665,14 +690,7 @@ impl Shared {
             .clone()
             .acquire_many_owned(n as u32)
             .await
-            .map_err(|_| {
-                let reason = self
-                    .lock()
-                    .closed
-                    .clone()
-                    .unwrap_or_else(|| "the connection is closed".into());
-                Error::closed().context(reason)
-            })?;
+            .map_err(|_| self.closed_error())?;
         let mut out = Vec::with_capacity(n);
         for _ in 1..n {
             out.extend(all.split(1));

@@ -211,7 +211,7 @@ impl Lease<'_> {
                 target: "pgpipe::pool",
                 backend_pid = client.backend_pid(),
                 "a statement run through Pool::query/execute left a transaction open; \
-                 closing that shared connection (use Pool::begin or Pool::get for transactions)"
+                 closing that shared connection (use Pool::transaction or Pool::get for transactions)"
             );
             self.lane.remove(&self.conn, CloseReason::Broken);
         }

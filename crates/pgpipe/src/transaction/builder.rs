@@ -1,6 +1,7 @@
 //! [`TransactionBuilder`]: isolation level, read-only and deferrable, and
 //! where the transaction's connection comes from.
 
+use std::future::Future;
 use std::marker::PhantomData;
 
 use crate::error::ErrorKind;
@@ -151,9 +152,10 @@ impl<'a> TransactionBuilder<'a> {
     /// Runs `f` in a transaction with these options and commits; retries
     /// the whole transaction on a serialization failure or a deadlock (see
     /// [`Client::transaction_with_retry`]).
-    pub async fn run_with_retry<T, F>(self, policy: &RetryPolicy, f: F) -> Result<T, Error>
+    pub async fn run_with_retry<T, F, Fut>(self, policy: &RetryPolicy, f: F) -> Result<T, Error>
     where
-        F: AsyncFnMut(&mut Transaction<'a>) -> Result<T, Error>,
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
     {
         run_with_retry(self, policy, f).await
     }
@@ -218,9 +220,14 @@ impl Pool {
 
     /// [`Client::transaction_with_retry`] on a connection of the pool
     /// (a fresh checkout per attempt).
-    pub async fn transaction_with_retry<T, F>(&self, policy: &RetryPolicy, f: F) -> Result<T, Error>
+    pub async fn transaction_with_retry<T, F, Fut>(
+        &self,
+        policy: &RetryPolicy,
+        f: F,
+    ) -> Result<T, Error>
     where
-        F: AsyncFnMut(&mut Transaction<'static>) -> Result<T, Error>,
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
     {
         self.build_transaction().run_with_retry(policy, f).await
     }

@@ -1,12 +1,13 @@
 //! The retry helper: run a closure in a transaction, commit, and run it
 //! again from the start on a serialization failure or a deadlock.
 
+use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 use crate::{Client, Error};
 
-use super::{Transaction, TransactionBuilder};
+use super::TransactionBuilder;
 
 /// How [`Client::transaction_with_retry`] retries: at most `max_attempts`
 /// runs in all, waiting between them for an exponentially growing backoff
@@ -89,18 +90,19 @@ fn random_unit() -> f64 {
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-pub(crate) async fn run_with_retry<'a, T, F>(
-    builder: TransactionBuilder<'a>,
+pub(crate) async fn run_with_retry<T, F, Fut>(
+    builder: TransactionBuilder<'_>,
     policy: &RetryPolicy,
     mut f: F,
 ) -> Result<T, Error>
 where
-    F: AsyncFnMut(&mut Transaction<'a>) -> Result<T, Error>,
+    F: FnMut(Client) -> Fut,
+    Fut: Future<Output = Result<T, Error>>,
 {
     let mut attempt = 1;
     loop {
-        let mut tx = builder.clone().start().await?;
-        let outcome = match f(&mut tx).await {
+        let tx = builder.clone().start().await?;
+        let outcome = match f(tx.client().clone()).await {
             Ok(value) => tx.commit().await.map(|()| value),
             Err(e) => {
                 // Rolled back at once (the drop queues ROLLBACK).
@@ -133,9 +135,13 @@ impl Client {
     /// unknown outcome ([`Error::is_outcome_unknown`]), is returned at once
     /// and never retried.
     ///
-    /// `f` must be safe to run more than once: everything it did in the
-    /// database is rolled back between attempts, but effects outside the
-    /// database (messages sent, memory changed) are not. Use
+    /// `f` gets a [`Client`] handle whose statements run inside the
+    /// attempt's transaction (an owned handle, so `f` can be an ordinary
+    /// `|tx| async move { ... }` closure and the whole call stays `Send`
+    /// for `tokio::spawn`); don't keep it past the call. `f` must be safe to
+    /// run more than once: everything it did in the database is rolled back
+    /// between attempts, but effects outside the database (messages sent,
+    /// memory changed) are not. Use
     /// [`build_transaction`](Self::build_transaction)`.isolation(..).run_with_retry(..)`
     /// for other transaction options.
     ///
@@ -145,7 +151,7 @@ impl Client {
     /// let moved = client
     ///     .build_transaction()
     ///     .isolation(IsolationLevel::Serializable)
-    ///     .run_with_retry(&RetryPolicy::new(), async |tx| {
+    ///     .run_with_retry(&RetryPolicy::new(), |tx| async move {
     ///         let n: i64 = tx.query_one("SELECT balance FROM accounts WHERE id = 1", ()).await?.get(0);
     ///         tx.execute("UPDATE accounts SET balance = $1 WHERE id = 2", (n,)).await?;
     ///         Ok(n)
@@ -153,9 +159,14 @@ impl Client {
     ///     .await?;
     /// # Ok(()) }
     /// ```
-    pub async fn transaction_with_retry<T, F>(&self, policy: &RetryPolicy, f: F) -> Result<T, Error>
+    pub async fn transaction_with_retry<T, F, Fut>(
+        &self,
+        policy: &RetryPolicy,
+        f: F,
+    ) -> Result<T, Error>
     where
-        F: AsyncFnMut(&mut Transaction<'static>) -> Result<T, Error>,
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
     {
         self.build_transaction().run_with_retry(policy, f).await
     }

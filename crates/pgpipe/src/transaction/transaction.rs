@@ -5,7 +5,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Deref;
 
-use crate::driver::{Request, NO_SESSION};
+use crate::driver::{Request, SessionEnd, NO_SESSION};
 use crate::error::ErrorKind;
 use crate::pool::PooledClient;
 use crate::{Client, Error};
@@ -195,13 +195,20 @@ impl Transaction<'_> {
         let queued = shared.end_session(session, Some(permit), |enc, buf| {
             encode_control(enc, &[sql], buf)
         });
+        let committing = sql == "COMMIT";
         let mut responses = match queued {
-            Ok(Some(r)) => r,
+            Ok(SessionEnd::Sent(r)) => r,
             // BEGIN never left: no transaction exists on the server.
-            Ok(None) => return Ok(()),
+            Ok(SessionEnd::NeverBegun | SessionEnd::NotHeld) => return Ok(()),
+            Ok(SessionEnd::BeginFailed) if committing => {
+                return Err(Error::new(
+                    ErrorKind::RolledBack,
+                    "the transaction's BEGIN failed: nothing was committed",
+                ))
+            }
+            Ok(SessionEnd::BeginFailed) => return Ok(()),
             Err(e) => return Err(e.context(format!("{sql} was not sent"))),
         };
-        let committing = sql == "COMMIT";
         match read_control(&shared, &mut responses).await {
             Ok(Ended::Done) => Ok(()),
             Ok(Ended::RolledBack) if committing => Err(Error::new(
