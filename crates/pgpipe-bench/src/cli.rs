@@ -404,6 +404,7 @@ mod tests {
             pool_only.drivers,
             [
                 DriverKind::Pgpipe,
+                DriverKind::PgpipeCoalesced,
                 DriverKind::TokioPostgres,
                 DriverKind::DeadpoolPostgres
             ]

@@ -147,11 +147,13 @@ impl Client {
     /// committed.
     ///
     /// Applies to `query`, `query_one`, `query_opt`, `query_as...` and
-    /// `execute` with SQL text. Never coalesced: transaction control
-    /// (BEGIN, COMMIT, ROLLBACK, SAVEPOINT...), SET/RESET, COPY, LISTEN,
-    /// anything while a [`Transaction`](crate::Transaction) holds the
-    /// connection, streams, batches, portals, prepared [`Statement`]s and
-    /// the first execution of a statement (its Parse must run once only).
+    /// `execute` (SQL text or a prepared [`Statement`]). Never coalesced:
+    /// transaction control (BEGIN, COMMIT, ROLLBACK, SAVEPOINT...),
+    /// SET/RESET, COPY, LISTEN, anything while a
+    /// [`Transaction`](crate::Transaction) holds the connection, streams,
+    /// batches, portals, and the first execution of SQL text through the
+    /// statement cache (its Parse creates a named statement, which must
+    /// run once only).
     ///
     /// # The caveat: a statement may run twice
     ///

@@ -50,6 +50,9 @@ impl Session {
             DriverKind::Pgpipe => {
                 Session::Pgpipe(pgpipe::Conn::connect(url, workload, streamed).await?)
             }
+            DriverKind::PgpipeCoalesced => {
+                Session::Pgpipe(pgpipe::Conn::connect(&coalesced(url), workload, streamed).await?)
+            }
             DriverKind::TokioPostgres => Session::TokioPostgres(
                 tokio_postgres::Conn::connect(url, workload, streamed).await?,
             ),
@@ -73,6 +76,17 @@ impl Session {
             (DriverKind::Pgpipe, PoolMode::Shared { max_size, shared }) => Session::PgpipePool(
                 pool::PgpipePool::connect(url, max_size, shared, pool::PooledOp::Shared).await?,
             ),
+            (DriverKind::PgpipeCoalesced, PoolMode::Shared { max_size, shared }) => {
+                Session::PgpipePool(
+                    pool::PgpipePool::connect(
+                        &coalesced(url),
+                        max_size,
+                        shared,
+                        pool::PooledOp::Shared,
+                    )
+                    .await?,
+                )
+            }
             (DriverKind::Pgpipe, PoolMode::Checkout) => Session::PgpipePool(
                 pool::PgpipePool::connect(url, variant.connections, None, pool::PooledOp::Checkout)
                     .await?,
@@ -113,4 +127,9 @@ impl Session {
             Session::Te(t) => t.op(key).await,
         }
     }
+}
+
+/// `url` with pgpipe's coalesced Sync switched on (`pgpipe-coalesced`).
+fn coalesced(url: &str) -> String {
+    pool::with_param(url, "coalesce_sync", "on")
 }

@@ -154,8 +154,8 @@ pub(crate) fn send_query<P: Params + ?Sized>(
 }
 
 /// [`send_query`], sharing its Sync with its neighbours when `coalesce` is
-/// set and the statement may (SQL text that is not transaction control,
-/// SET, COPY...: see the driver's `coalesce` module).
+/// set and the statement may (not transaction control, SET, COPY...: see
+/// the driver's `coalesce` module).
 pub(crate) fn send_query_with<P: Params + ?Sized>(
     shared: &Arc<Shared>,
     session: SessionId,
@@ -167,7 +167,11 @@ pub(crate) fn send_query_with<P: Params + ?Sized>(
     if let StatementRef::Prepared(stmt) = statement {
         check_prepared(shared, stmt, params)?;
     }
-    let coalesce = coalesce && matches!(statement, StatementRef::Sql(sql) if coalescible(sql));
+    let coalesce = coalesce
+        && match statement {
+            StatementRef::Sql(sql) => coalescible(sql),
+            StatementRef::Prepared(stmt) => coalescible(stmt.sql()),
+        };
     shared.send_statement(
         session,
         Request::Statement,
