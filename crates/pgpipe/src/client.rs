@@ -52,6 +52,12 @@ pub struct ClientStats {
     /// The most bytes one socket read returned: at most 64 KiB, which is
     /// what bounds how far a response may go past its backpressure limit.
     pub largest_read_bytes: usize,
+    /// Statements that shared a Sync with others (coalesced groups; see
+    /// [`Client::coalesced`]).
+    pub coalesced_statements: u64,
+    /// Statements of coalesced groups sent again on their own Sync after a
+    /// neighbour failed (or because they were refused with 25001).
+    pub coalesced_sent_again: u64,
 }
 
 impl Drop for Inner {
@@ -415,7 +421,10 @@ impl Client {
     /// Counters of this connection, for monitoring and tests.
     pub fn stats(&self) -> ClientStats {
         let (socket_reads, socket_writes, largest_read_bytes) = self.shared().counters.snapshot();
+        let (coalesced_statements, coalesced_sent_again) = self.shared().counters.coalesced();
         ClientStats {
+            coalesced_statements,
+            coalesced_sent_again,
             peak_buffered_bytes: self.shared().peak_buffered(),
             socket_reads,
             socket_writes,

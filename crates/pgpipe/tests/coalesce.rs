@@ -142,6 +142,12 @@ async fn a_statement_refused_in_a_group_with_25001_runs_again_alone() {
         );
         assert_eq!(select.unwrap().get::<i32, _>(0), 42);
         vacuum.unwrap();
+        // They did share a Sync, and both ran again alone.
+        let stats = client.stats();
+        assert_eq!(
+            (stats.coalesced_statements, stats.coalesced_sent_again),
+            (2, 2)
+        );
         // The same pair through the per-statement opt-out: both fine too.
         let plain = client.not_coalesced();
         let (select, vacuum) = tokio::join!(
@@ -244,6 +250,10 @@ async fn a_thousand_tasks_with_failures_each_get_their_own_answer() {
             }
         }
         assert_eq!(ok_inserts.len(), 500);
+        // Not vacuous: groups formed, and failures sent neighbours again.
+        let stats = client.stats();
+        assert!(stats.coalesced_statements > 0, "{stats:?}");
+        assert!(stats.coalesced_sent_again > 0, "{stats:?}");
         let rows = client
             .query(
                 "SELECT id, count(*)::int8 FROM t WHERE id < 100000 GROUP BY id",

@@ -242,6 +242,10 @@ impl Connection {
                 slot.deliver(chunk, true);
                 let mut settled = coalesce::settle(group, slot.take_all())?;
                 self.shared.finished(settled.delivered());
+                self.shared.counters.group(
+                    settled.delivered() + settled.again.len(),
+                    settled.again.len(),
+                );
                 self.shared.send_again(std::mem::take(&mut settled.again));
                 settled.hand_over();
                 return Ok(());

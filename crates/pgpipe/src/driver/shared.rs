@@ -797,6 +797,8 @@ pub(crate) struct Counters {
     reads: AtomicU64,
     writes: AtomicU64,
     largest_read: AtomicUsize,
+    grouped: AtomicU64,
+    sent_again: AtomicU64,
 }
 
 impl Counters {
@@ -809,6 +811,21 @@ impl Counters {
     /// A write that the socket accepted.
     pub(crate) fn wrote(&self) {
         self.writes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A coalesced group of `members` ended; `again` of them are sent
+    /// again on their own Sync.
+    pub(crate) fn group(&self, members: usize, again: usize) {
+        self.grouped.fetch_add(members as u64, Ordering::Relaxed);
+        self.sent_again.fetch_add(again as u64, Ordering::Relaxed);
+    }
+
+    /// (statements that shared a Sync, statements sent again) so far.
+    pub(crate) fn coalesced(&self) -> (u64, u64) {
+        (
+            self.grouped.load(Ordering::Relaxed),
+            self.sent_again.load(Ordering::Relaxed),
+        )
     }
 
     /// (reads, writes, largest read in bytes) so far.
