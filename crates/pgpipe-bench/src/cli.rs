@@ -424,6 +424,7 @@ mod tests {
                 ("256x8-dedicated".to_string(), 256),
                 ("256x8".to_string(), 256),
                 ("256x8-get".to_string(), 256),
+                ("64x8-tx".to_string(), 64),
             ]
         );
         let labels: Vec<String> = p
