@@ -169,7 +169,10 @@ enum Ask {
     Duplicate,
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// On a one-thread runtime the 1,000 spawned tasks all queue their
+/// statement before the driver runs again, so groups form for certain (on
+/// a multi-thread runtime whether they do depends on timing).
+#[tokio::test(flavor = "current_thread")]
 async fn a_thousand_tasks_with_failures_each_get_their_own_answer() {
     let db = database("coalesce_many");
     let url = db.url(AuthRole::Trust);
@@ -278,6 +281,44 @@ async fn a_thousand_tasks_with_failures_each_get_their_own_answer() {
             .unwrap()
             .get(0);
         assert_eq!(dups, 7);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pool_shared_lane_coalesces_and_keeps_answers_apart() {
+    let db = database("coalesce_pool");
+    let url = db.url(AuthRole::Trust);
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let pool = pgpipe::Pool::connect(&format!(
+        "{url}{sep}coalesce_sync=on&pool_max_size=2&query_timeout=30000"
+    ))
+    .await
+    .unwrap();
+    bounded(async {
+        let mut tasks = Vec::new();
+        for i in 0..300i32 {
+            let pool = pool.clone();
+            tasks.push(tokio::spawn(async move {
+                // Every tenth divides by zero; the others answer i * 2.
+                let divisor = if i % 10 == 0 { 0 } else { 1 };
+                pool.query_one("SELECT ($1::int * 2) / $2::int", (i, divisor))
+                    .await
+                    .map(|row| row.get::<i32, _>(0))
+            }));
+        }
+        for (i, task) in tasks.into_iter().enumerate() {
+            match task.await.unwrap() {
+                Ok(v) => {
+                    assert_ne!(i % 10, 0, "task {i} should have failed");
+                    assert_eq!(v, i as i32 * 2, "task {i}");
+                }
+                Err(e) => {
+                    assert_eq!(i % 10, 0, "task {i}: {e}");
+                    assert_eq!(e.code(), Some(&SqlState::DIVISION_BY_ZERO), "task {i}: {e}");
+                }
+            }
+        }
     })
     .await;
 }
