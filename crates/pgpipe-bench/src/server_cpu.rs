@@ -129,6 +129,23 @@ impl ServerCpu {
         Ok(ServerSnapshot { backends, reaped })
     }
 
+    /// Waits (at most 2 s) until no more client backends exist than in
+    /// `start`, and a little longer: backends of a finished round (pgbench
+    /// exits, its backends exit) reach the postmaster's reaped CPU only
+    /// once reaped, which a snapshot taken at once can precede.
+    pub async fn settle(&self, start: &ServerSnapshot) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while std::time::Instant::now() < deadline {
+            match self.snapshot().await {
+                Ok(now) if now.backends.len() > start.backends.len() => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                _ => break,
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
     /// Backend CPU between two snapshots.
     pub fn between(&self, start: &ServerSnapshot, end: &ServerSnapshot) -> Duration {
         self.tick * cpu_between(start, end) as u32

@@ -140,11 +140,13 @@ async fn run_cell(
                 .run(cell.variant.tasks_per_conn, plan.duration, plan.rate)
                 .await;
             let server_cpu = match (server, before) {
-                (Some(sv), Some(before)) => sv
-                    .snapshot()
-                    .await
-                    .ok()
-                    .map(|after| sv.between(&before, &after)),
+                (Some(sv), Some(before)) => {
+                    sv.settle(&before).await;
+                    sv.snapshot()
+                        .await
+                        .ok()
+                        .map(|after| sv.between(&before, &after))
+                }
                 _ => None,
             };
             match run {
