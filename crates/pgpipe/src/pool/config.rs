@@ -233,7 +233,9 @@ impl PoolConfig {
         };
         // Durations take a unit (`2s`, `250ms`, `5min`); a bare number keeps
         // the documented unit. 0 disables a timeout, as with connect_timeout.
-        let duration = |bare| parse_duration(key, value, bare);
+        // Errors name the setting (the pool's convention), not the value.
+        let duration =
+            |bare| parse_duration(key, value, bare).map_err(|e| ConfigError::new(key, e.message()));
         let secs = || duration(Duration::from_secs(1)).map(|d| (!d.is_zero()).then_some(d));
         let millis = || duration(Duration::from_millis(1));
         match key {
