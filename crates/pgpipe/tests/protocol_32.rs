@@ -20,14 +20,26 @@ async fn a_3_0_server_downgrades_a_3_2_request() {
         assert_eq!(row.get::<i32, _>(0), 42);
         // The 4-byte key of 3.0 still cancels.
         let token = client.cancel_token();
-        let canceller = tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            token.cancel().await
+        // Cancel until the statement ends: a cancel that arrives before the
+        // statement started is a no-op, so no fixed delay can be too short
+        // on a loaded machine.
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let canceller = tokio::spawn({
+            let done = done.clone();
+            async move {
+                let mut result = Ok(());
+                while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    result = token.cancel().await;
+                }
+                result
+            }
         });
         let e = client
             .execute("SELECT pg_sleep(30)", ())
             .await
             .expect_err("cancelled");
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
         assert_eq!(e.code(), Some(&SqlState::QUERY_CANCELED), "{e}");
         canceller.await.unwrap().expect("cancel");
         // `latest` is 3.2 as well.

@@ -191,7 +191,11 @@ async fn terminated_backends_under_checked_out_shared_and_idle_connections() {
         let cluster = Cluster::start().expect("cluster");
         let pool = Pool::connect(&pool_url(
             &cluster,
-            "pool_max_size=4&pool_shared_connections=1&pool_acquire_timeout=10000",
+            // Every checkout pings first: an idle connection whose backend was
+            // terminated is then caught whether or not its driver has seen the
+            // EOF yet (a fixed sleep could not promise that on a loaded machine).
+            "pool_max_size=4&pool_shared_connections=1&pool_acquire_timeout=10000\
+             &pool_health_check_after=0",
         ))
         .await
         .unwrap();
@@ -259,7 +263,6 @@ async fn terminated_backends_under_checked_out_shared_and_idle_connections() {
             c.backend_pid()
         };
         terminate(&cluster, idle_pid).await;
-        tokio::time::sleep(Duration::from_millis(200)).await;
         for _ in 0..8 {
             let c = pool.get().await.unwrap();
             assert_ne!(c.backend_pid(), idle_pid);
@@ -291,7 +294,28 @@ async fn a_terminated_session_reports_admin_shutdown() {
             let c = client.clone();
             tokio::spawn(async move { c.execute("SELECT pg_sleep(30)", ()).await })
         };
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Terminate only once the statement runs (bounded wait on the
+        // server's own view, not a fixed delay).
+        let admin = pgpipe::connect(&cluster.superuser_url("postgres"))
+            .await
+            .unwrap();
+        let started = tokio::time::Instant::now();
+        while admin
+            .query_opt(
+                "SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND state = 'active' \
+                 AND query LIKE 'SELECT pg_sleep%'",
+                (client.backend_pid(),),
+            )
+            .await
+            .unwrap()
+            .is_none()
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "pg_sleep never started"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         terminate(&cluster, client.backend_pid()).await;
         let err = busy.await.unwrap().unwrap_err();
         assert_eq!(err.code(), Some(&SqlState::ADMIN_SHUTDOWN), "{err:?}");

@@ -255,14 +255,26 @@ async fn cancel_goes_over_tls() {
         let url = tls_cluster().url(TlsRole::SslOnly, "localhost", "sslmode=require");
         let client = pgpipe::connect(&url).await.expect("connect");
         let token = client.cancel_token();
-        let canceller = tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            token.cancel().await
+        // Cancel until the statement ends: a cancel that arrives before the
+        // statement started is a no-op, so no fixed delay can be too short
+        // on a loaded machine.
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let canceller = tokio::spawn({
+            let done = done.clone();
+            async move {
+                let mut result = Ok(());
+                while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    result = token.cancel().await;
+                }
+                result
+            }
         });
         let e = client
             .execute("SELECT pg_sleep(30)", ())
             .await
             .expect_err("cancelled");
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
         assert_eq!(e.code(), Some(&SqlState::QUERY_CANCELED), "{e}");
         // The hostssl-only role's server accepts no plain connection for
         // it, but a cancel request carries no role: what proves TLS is that
