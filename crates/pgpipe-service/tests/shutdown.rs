@@ -37,12 +37,14 @@ async fn completes_in_flight(driver: Driver) {
 
     // Wait (bounded by the test) until the PUT is blocked on the lock,
     // watching from another connection (the locker's is inside its
-    // transaction).
+    // transaction). Only this test's database counts: the other driver's
+    // test runs at the same time on the same cluster, and counting its
+    // blocked PUT too made `waiting` 2 and this loop spin forever.
     let observer = pgpipe::connect(&url).await.unwrap();
     loop {
         let waiting: i64 = observer
             .query_one(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO kv%'",
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO kv%'",
                 (),
             )
             .await
