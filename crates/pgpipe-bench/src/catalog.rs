@@ -154,6 +154,9 @@ impl fmt::Display for Workload {
 pub enum DriverKind {
     /// This project.
     Pgpipe,
+    /// This project with coalesced Sync (`coalesce_sync=on`): statements of
+    /// concurrent tasks written together share one Sync.
+    PgpipeCoalesced,
     /// tokio-postgres (prepared statements; its text path for `unprepared`).
     TokioPostgres,
     /// sqlx (PgConnection, default statement cache).
@@ -168,8 +171,9 @@ pub enum DriverKind {
 
 impl DriverKind {
     /// Every driver, in table order.
-    pub const ALL: [DriverKind; 6] = [
+    pub const ALL: [DriverKind; 7] = [
         DriverKind::Pgpipe,
+        DriverKind::PgpipeCoalesced,
         DriverKind::TokioPostgres,
         DriverKind::Sqlx,
         DriverKind::Raw,
@@ -181,6 +185,7 @@ impl DriverKind {
     pub fn name(self) -> &'static str {
         match self {
             DriverKind::Pgpipe => "pgpipe",
+            DriverKind::PgpipeCoalesced => "pgpipe-coalesced",
             DriverKind::TokioPostgres => "tokio-postgres",
             DriverKind::Sqlx => "sqlx",
             DriverKind::Raw => "raw",
@@ -209,6 +214,16 @@ impl DriverKind {
         let pooled_ozo =
             matches!(variant.shape, Shape::Ozo(c) if c != OzoCase::Basic && c != OzoCase::Reuse);
         match (self, workload) {
+            (
+                D::PgpipeCoalesced,
+                Workload::Latency | Workload::Pipeline | Workload::Unprepared | Workload::Pool,
+            ) if variant.pool != PoolMode::Checkout && variant.pool != PoolMode::Transaction => {
+                None
+            }
+            (D::PgpipeCoalesced, _) => Some(
+                "coalesced Sync is measured on point statements (pipeline, unprepared, pool); \
+                 TechEmpower's rules forbid it",
+            ),
             (D::Pgbench, w) if !w.is_point() => Some("pgbench cannot decode rows client-side"),
             (D::DeadpoolPostgres, Workload::Ozo) if !pooled_ozo => {
                 Some("no pool in this row: see tokio-postgres")

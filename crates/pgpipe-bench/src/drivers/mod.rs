@@ -53,6 +53,10 @@ impl Session {
             DriverKind::Pgpipe => Session::Pgpipe(
                 pgpipe::Conn::connect(&crate::tls::url(url), workload, streamed).await?,
             ),
+            DriverKind::PgpipeCoalesced => Session::Pgpipe(
+                pgpipe::Conn::connect(&coalesced(&crate::tls::url(url)), workload, streamed)
+                    .await?,
+            ),
             // Handles --tls itself (its URL parser knows no verify-full).
             DriverKind::TokioPostgres => Session::TokioPostgres(
                 tokio_postgres::Conn::connect(url, workload, streamed).await?,
@@ -79,6 +83,17 @@ impl Session {
             (DriverKind::Pgpipe, PoolMode::Shared { max_size, shared }) => Session::PgpipePool(
                 pool::PgpipePool::connect(url, max_size, shared, pool::PooledOp::Shared).await?,
             ),
+            (DriverKind::PgpipeCoalesced, PoolMode::Shared { max_size, shared }) => {
+                Session::PgpipePool(
+                    pool::PgpipePool::connect(
+                        &coalesced(url),
+                        max_size,
+                        shared,
+                        pool::PooledOp::Shared,
+                    )
+                    .await?,
+                )
+            }
             (DriverKind::Pgpipe, PoolMode::Checkout) => Session::PgpipePool(
                 pool::PgpipePool::connect(url, variant.connections, None, pool::PooledOp::Checkout)
                     .await?,
@@ -120,4 +135,9 @@ impl Session {
             Session::Copy(c) => c.op().await,
         }
     }
+}
+
+/// `url` with pgpipe's coalesced Sync switched on (`pgpipe-coalesced`).
+fn coalesced(url: &str) -> String {
+    pool::with_param(url, "coalesce_sync", "on")
 }

@@ -33,6 +33,8 @@ pub(super) async fn run_child(
         costs: Costs {
             cpu: Duration::from_secs_f64(r.cpu_secs.max(0.0)),
             allocs: Some(r.allocs),
+            ctx_switches: r.ctx_switches,
+            syscalls: r.syscalls,
         },
         rows: Some(r.rows),
         peak_rss: r.peak_rss_bytes,
