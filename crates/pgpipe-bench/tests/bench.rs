@@ -348,3 +348,90 @@ async fn json_report_has_the_schema_fields() {
     let table = output::table::render(&report.results);
     assert!(table.contains("2conn"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_sessions_check_every_row_of_every_statement() {
+    use pgpipe_bench::drivers::batch::{nth_key, BatchSession};
+    let url = url();
+    for driver in [DriverKind::Pgpipe, DriverKind::TokioPostgres] {
+        for size in [1, 16, 64] {
+            let session = Session::Batch(
+                BatchSession::connect(driver, &url, size)
+                    .await
+                    .unwrap_or_else(|e| panic!("{driver} {size}: {e}")),
+            );
+            assert_eq!(session.ops_per_call(), size as u64);
+            // Keys that wrap around the end of the table.
+            for key in [1, 9_990] {
+                let rows = session
+                    .op(key)
+                    .await
+                    .unwrap_or_else(|e| panic!("{driver} {size} {key}: {e}"));
+                assert_eq!(rows, size as u64, "{driver} {size}");
+            }
+        }
+    }
+    assert_eq!(nth_key(10_000, 1), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_workload_counts_one_operation_per_select() {
+    use clap::Parser;
+    let pgbench = std::process::Command::new("pgbench")
+        .arg("--version")
+        .output()
+        .is_ok();
+    let drivers = if pgbench {
+        "pgpipe,tokio-postgres,pgbench,sqlx"
+    } else {
+        "pgpipe,tokio-postgres,sqlx"
+    };
+    let url = url();
+    let args = Args::try_parse_from([
+        "pgpipe-bench",
+        "--workloads",
+        "batch",
+        "--variants",
+        "16",
+        "--drivers",
+        drivers,
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0.1",
+        "--rounds",
+        "1",
+        "--no-progress",
+    ])
+    .expect("args");
+    let plan = Plan::from_args(&args).expect("plan");
+    let report = app::run(&plan, &url, false, "test".into(), None)
+        .await
+        .expect("run");
+    for driver in ["pgpipe", "tokio-postgres"] {
+        let row = report
+            .results
+            .iter()
+            .find(|r| r.driver == driver && r.workload == "batch")
+            .unwrap_or_else(|| panic!("no {driver} row: {:?}", report.results));
+        assert_eq!(row.status, pgpipe_bench::results::Status::Ok, "{row:?}");
+        // Every select of a batch is an operation, and each returned a row.
+        assert!(row.ops_per_sec.is_some_and(|o| o > 0.0), "{row:?}");
+        assert_eq!(row.rows_per_op, 1, "{row:?}");
+    }
+    if pgbench {
+        let row = report
+            .results
+            .iter()
+            .find(|r| r.driver == "pgbench")
+            .expect("a pgbench row");
+        assert_eq!(row.status, pgpipe_bench::results::Status::Ok, "{row:?}");
+    }
+    // sqlx has no batch: a skipped row that says why.
+    let sqlx = report
+        .results
+        .iter()
+        .find(|r| r.driver == "sqlx")
+        .expect("a sqlx row");
+    assert_ne!(sqlx.status, pgpipe_bench::results::Status::Ok, "{sqlx:?}");
+}

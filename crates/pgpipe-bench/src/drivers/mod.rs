@@ -2,6 +2,7 @@
 //! `sqlx` run as [`Session`]s driven by the generic task runner; `raw` and
 //! `pgbench` have their own runners.
 
+pub mod batch;
 pub mod copy;
 pub mod jsonb;
 pub mod ozo;
@@ -37,6 +38,8 @@ pub enum Session {
     Te(techempower::TeSession),
     /// One `copy` direction (any of its drivers).
     Copy(copy::CopySession),
+    /// Explicit batches of point selects (`batch`).
+    Batch(batch::BatchSession),
 }
 
 impl Session {
@@ -133,6 +136,16 @@ impl Session {
             Session::Ozo(o) => o.op().await,
             Session::Te(t) => t.op(key).await,
             Session::Copy(c) => c.op().await,
+            Session::Batch(b) => b.op(key).await,
+        }
+    }
+
+    /// Operations one [`op`](Self::op) call stands for: a `batch` call is
+    /// one operation per select, so its rate compares with `pipeline`.
+    pub fn ops_per_call(&self) -> u64 {
+        match self {
+            Session::Batch(b) => b.size() as u64,
+            _ => 1,
         }
     }
 }
