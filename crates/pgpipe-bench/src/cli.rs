@@ -461,6 +461,7 @@ mod tests {
             pool_only.drivers,
             [
                 DriverKind::Pgpipe,
+                DriverKind::PgpipeCoalesced,
                 DriverKind::TokioPostgres,
                 DriverKind::DeadpoolPostgres
             ]

@@ -8,6 +8,9 @@ use crate::shape::{CopyCase, OzoCase, Shape, TeCase};
 /// HTTP requests in flight would share a connection of a pipelining pool).
 pub const TE_TASKS: usize = 16;
 
+/// Selects per batch of the `batch` workload's variants.
+pub const BATCH_SIZES: [usize; 2] = [16, 64];
+
 /// Connection counts of the ozo `complex-*` rows (the talk's 1..64).
 pub const OZO_CONNECTIONS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 /// The same in the quick suite.
@@ -129,6 +132,12 @@ impl Plan {
             .into_iter()
             .map(|(label, case)| variant(label, 1, TE_TASKS, PoolMode::Dedicated, Shape::Te(case)))
             .collect(),
+            // One task per connection sending batch after batch, as
+            // pgbench runs one pipeline at a time.
+            Workload::Batch => BATCH_SIZES
+                .iter()
+                .map(|&size| one(&size.to_string(), Shape::Batch { size }))
+                .collect(),
             Workload::Copy => vec![
                 one("in-1M", Shape::Copy(CopyCase::In)),
                 one("out-1M", Shape::Copy(CopyCase::Out)),

@@ -139,6 +139,9 @@ impl Subject {
                     crate::drivers::copy::CopySession::connect(d, url, case).await?,
                 ))]),
                 (DriverKind::Pgbench, _) => Subject::Pgbench(Pgbench::new(url, workload, variant)?),
+                (d, Shape::Batch { size }) => Subject::Sessions(vec![Arc::new(Session::Batch(
+                    crate::drivers::batch::BatchSession::connect(d, url, size).await?,
+                ))]),
                 (_, _) if workload == Workload::Pool && variant.pool != PoolMode::Dedicated => {
                     Subject::Pooled {
                         session: Arc::new(Session::connect_pooled(driver, url, variant).await?),

@@ -19,6 +19,7 @@ use pgpipe_proto::backend::{tag, Decoder, Message};
 use tokio::io::AsyncWrite;
 use tokio::time::Sleep;
 
+use crate::driver::coalesce;
 use crate::driver::Shared;
 use crate::driver::Slot;
 use crate::driver::Socket;
@@ -26,8 +27,11 @@ use crate::error::{DbError, ErrorKind};
 use crate::Error;
 
 /// Bytes the driver asks the socket for at a time: large reads amortise the
-/// syscall over many responses.
-const READ_CHUNK: usize = 64 * 1024;
+/// syscall over many responses. Also the most one read may take, whatever
+/// the read buffer's capacity (it grows for large messages and when `bytes`
+/// doubles an allocation): backpressure lets a response go past its bound by
+/// at most one read, so the read must be bounded too.
+pub(crate) const READ_CHUNK: usize = 64 * 1024;
 
 /// Default bound on the unread bytes of one response (see
 /// [`Connection::max_buffered`]).
@@ -106,6 +110,9 @@ impl Connection {
             _ => q.driver_waker = Some(cx.waker().clone()),
         }
         if self.out.is_empty() && !q.write_buf.is_empty() && !q.write_gate {
+            // What we take now is written in one go: a coalesced group
+            // ends here.
+            q.seal_group();
             // Swap rather than copy: the callers get our empty buffer (with its
             // capacity) and we write theirs.
             std::mem::swap(&mut self.out, &mut q.write_buf);
@@ -132,6 +139,7 @@ impl Connection {
                 }
                 Poll::Ready(Ok(n)) => {
                     self.out.advance(n);
+                    self.shared.counters.wrote();
                     progress = true;
                 }
                 Poll::Ready(Err(e)) => return Err(Error::io("writing to the server", e)),
@@ -162,9 +170,14 @@ impl Connection {
         if self.read_buf.capacity() - self.read_buf.len() < READ_CHUNK / 4 {
             self.read_buf.reserve(READ_CHUNK);
         }
+        // `limit`: never more than READ_CHUNK in one read, however much spare
+        // capacity the buffer has (see READ_CHUNK).
         let mut window = bytes::BufMut::limit(&mut self.read_buf, READ_CHUNK);
         match tokio_util::io::poll_read_buf(Pin::new(&mut self.socket), cx, &mut window) {
-            Poll::Ready(Ok(n)) => Ok(Some(n)),
+            Poll::Ready(Ok(n)) => {
+                self.shared.counters.read(n);
+                Ok(Some(n))
+            }
             Poll::Ready(Err(e)) => Err(Error::io("reading from the server", e)),
             Poll::Pending => Ok(None),
         }
@@ -249,12 +262,7 @@ impl Connection {
             )));
         };
         if complete {
-            // Counted as finished before the caller is woken: a caller that
-            // saw its answer must never see its own request still pending
-            // (the pool decides on that count whether to settle a returned
-            // connection).
             self.in_flight.pop_front();
-            self.shared.finished(1);
             let next = self.in_flight.front().filter(|s| s.is_timed());
             if slot.is_timed() || next.is_some() {
                 let now = *self.read_at.get_or_insert_with(Instant::now);
@@ -265,6 +273,25 @@ impl Connection {
                     next.stamp_ahead_done(now);
                 }
             }
+            if let Some(group) = slot.group() {
+                // A coalesced group's end: split it per member (nobody
+                // waits on the carrier itself).
+                slot.deliver(chunk, true);
+                let mut settled = coalesce::settle(group, slot.take_all())?;
+                self.shared.finished(settled.delivered());
+                self.shared.counters.group(
+                    settled.delivered() + settled.again.len(),
+                    settled.again.len(),
+                );
+                self.shared.send_again(std::mem::take(&mut settled.again));
+                settled.hand_over(slot.is_timed().then(|| slot.stamps()));
+                return Ok(());
+            }
+            // Counted as finished before the caller is woken: a caller that
+            // saw its answer must never see its own request still pending
+            // (the pool decides on that count whether to settle a returned
+            // connection).
+            self.shared.finished(1);
         }
         let buffered = slot.deliver(chunk, complete);
         self.shared.record_buffered(buffered);
@@ -321,12 +348,13 @@ impl Connection {
             let mut q = self.shared.lock();
             self.shared.mark_closed(&mut q, || reason.to_owned());
             q.write_buf.clear();
+            coalesce::reset(&mut q.group);
             self.shared.drain_unsent(&mut q)
         };
         let mut n = 0;
         for slot in self.in_flight.drain(..).chain(queued) {
+            n += slot.requests();
             slot.fail(kind, reason);
-            n += 1;
         }
         self.shared.finished(n);
         self.shared.close_queue();

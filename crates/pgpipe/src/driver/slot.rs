@@ -17,6 +17,7 @@ use bytes::{Buf, Bytes};
 use pgpipe_proto::backend::tag;
 use tokio::sync::OwnedSemaphorePermit;
 
+use crate::driver::coalesce::Group;
 use crate::error::ErrorKind;
 use crate::Error;
 
@@ -107,6 +108,9 @@ pub(crate) struct Slot {
     /// The caller's span records queue and server time: the driver stamps
     /// this slot's [`Stamps`]. Decided once, when the request is made.
     timed: bool,
+    /// Set on the carrier of a coalesced group: the driver collects the
+    /// group's response here and splits it per member at its end.
+    group: Option<Group>,
 }
 
 impl Slot {
@@ -115,6 +119,48 @@ impl Slot {
             state: Mutex::default(),
             _permit: permit,
             timed: crate::observe::request_timing_enabled(),
+            group: None,
+        }
+    }
+
+    /// The carrier of a coalesced group (see [`crate::driver::coalesce`]).
+    /// Timed like its members (made in the same caller's task): its stamps
+    /// are handed to each member at the group's end.
+    pub(crate) fn carrier(group: Group) -> Slot {
+        Slot {
+            state: Mutex::default(),
+            _permit: None,
+            timed: crate::observe::request_timing_enabled(),
+            group: Some(group),
+        }
+    }
+
+    /// The group this slot carries, if it is a carrier.
+    pub(crate) fn group(&self) -> Option<&Group> {
+        self.group.as_ref()
+    }
+
+    /// How many requests this slot answers: a carrier, its members.
+    pub(crate) fn requests(&self) -> usize {
+        self.group.as_ref().map_or(1, Group::len)
+    }
+
+    /// Driver side: everything delivered so far, as one buffer (a
+    /// carrier's whole response once it is complete).
+    pub(crate) fn take_all(&self) -> Bytes {
+        let mut st = self.lock();
+        st.buffered = 0;
+        let first = st.chunks.pop_front().unwrap_or_default();
+        match st.chunks.pop_front() {
+            None => first,
+            Some(second) => {
+                let mut all = bytes::BytesMut::from(&first[..]);
+                all.extend_from_slice(&second);
+                while let Some(next) = st.chunks.pop_front() {
+                    all.extend_from_slice(&next);
+                }
+                all.freeze()
+            }
         }
     }
 
@@ -145,6 +191,12 @@ impl Slot {
         self.lock().stamps
     }
 
+    /// Driver side: a coalesced group's member takes its carrier's
+    /// readings (the group ran as one unit on the server).
+    pub(crate) fn set_stamps(&self, stamps: Stamps) {
+        self.lock().stamps = stamps;
+    }
+
     fn lock(&self) -> MutexGuard<'_, SlotState> {
         // A poisoned slot only means a panic elsewhere while holding it; the
         // data is still a plain queue, so keep going rather than cascade.
@@ -173,6 +225,12 @@ impl Slot {
     /// holds more than `limit` unread bytes. If so, the caller wakes the
     /// driver when it has taken enough.
     pub(crate) fn should_pause(&self, limit: usize, driver: &Waker) -> bool {
+        if self.group.is_some() {
+            // Nobody reads a carrier before its end: pausing would stall.
+            // Its members are statements whose callers collect every row
+            // anyway, so this holds no more than they will.
+            return false;
+        }
         let mut st = self.lock();
         if st.abandoned || st.buffered <= limit {
             return false;
@@ -204,8 +262,14 @@ impl Slot {
         .await
     }
 
-    /// Driver side: the connection is gone; wake the caller with the reason.
+    /// Driver side: the connection is gone; wake the caller with the reason
+    /// (a carrier: every member's caller).
     pub(crate) fn fail(&self, kind: ErrorKind, reason: &str) {
+        if let Some(group) = &self.group {
+            for member in group.slots() {
+                member.fail(kind, reason);
+            }
+        }
         let waker = {
             let mut st = self.lock();
             if st.done {
