@@ -337,10 +337,7 @@ async fn copy_portal_and_listen_spans() {
         assert_eq!(typed.field("db.response.returned_rows"), Some("1"));
 
         // COPY OUT: open while read, closed with the server's row count.
-        let mut out = client
-            .copy_out("COPY boxes TO STDOUT")
-            .await
-            .unwrap();
+        let mut out = client.copy_out("COPY boxes TO STDOUT").await.unwrap();
         assert!(out.next().await.unwrap().is_ok());
         assert!(!last(&recorder, "copy_out").closed);
         while let Some(chunk) = out.next().await {
@@ -350,10 +347,7 @@ async fn copy_portal_and_listen_spans() {
         assert!(read.closed, "{read:#?}");
         assert_eq!(read.field("db.response.returned_rows"), Some("4"));
         // Dropped half-read: closed.
-        let mut out = client
-            .copy_out("COPY boxes TO STDOUT")
-            .await
-            .unwrap();
+        let mut out = client.copy_out("COPY boxes TO STDOUT").await.unwrap();
         assert!(out.next().await.unwrap().is_ok());
         drop(out);
         assert!(last(&recorder, "copy_out").closed);

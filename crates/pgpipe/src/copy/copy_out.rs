@@ -138,10 +138,7 @@ impl CopyOut {
         polled
     }
 
-    fn poll_chunk_untraced(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Bytes, Error>>> {
+    fn poll_chunk_untraced(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, Error>>> {
         if self.done {
             return Poll::Ready(None);
         }
