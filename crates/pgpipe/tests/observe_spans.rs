@@ -209,13 +209,11 @@ async fn pipelined_requests_report_queue_time_behind_a_slow_one() {
         // write batch, the slow statement first. The slow one is an
         // `execute`, the quick ones `query`, to tell their spans apart.
         let slow = client.execute("SELECT pg_sleep(1)", ());
-        let quick = futures_util::future::join_all(
-            (0..QUICK as i32).map(|i| client.query_one("SELECT $1::int4", (i,))),
-        );
-        let (slow, quick) = tokio::join!(slow, quick);
+        let quick = |i: i32| client.query_one("SELECT $1::int4", (i,));
+        let (slow, q0, q1, q2, q3) = tokio::join!(slow, quick(0), quick(1), quick(2), quick(3));
         slow.unwrap();
-        for (i, row) in quick.into_iter().enumerate() {
-            assert_eq!(row.unwrap().get::<i32>(0), i as i32);
+        for (i, row) in [q0, q1, q2, q3].into_iter().enumerate() {
+            assert_eq!(row.unwrap().get::<i32, _>(0), i as i32);
         }
 
         let spans = recorder.spans(TARGET);
@@ -352,11 +350,14 @@ async fn copy_portal_and_listen_spans() {
         drop(out);
         assert!(last(&recorder, "copy_out").closed);
         // A failing COPY OUT (no such table) records the SQLSTATE.
-        assert!(client.copy_out("COPY nope TO STDOUT").await.is_err());
-        assert_eq!(
-            last(&recorder, "copy_out").field("error.type"),
-            Some("42P01")
-        );
+        // A failing COPY OUT (no such table): the error comes with the
+        // stream, and ends the span with the SQLSTATE.
+        let mut out = client.copy_out("COPY nope TO STDOUT").await.unwrap();
+        assert!(matches!(out.next().await, Some(Err(_))));
+        let failed = last(&recorder, "copy_out");
+        assert!(failed.closed, "{failed:#?}");
+        assert_eq!(failed.field("error.type"), Some("42P01"));
+        drop(out);
 
         // Portals: binding, and each fetch with its rows.
         let tx = client.transaction().await.unwrap();

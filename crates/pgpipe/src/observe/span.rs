@@ -137,7 +137,7 @@ impl Op {
 
     /// [`finish`](Self::finish) with the outcome already reduced to a row
     /// count (for streams, which end long after they were started). Only
-    /// the first call records anything.
+    /// the first call records anything; it closes the span.
     pub(crate) fn end(&mut self, outcome: Result<u64, &Error>) {
         let Some(_start) = self.start.take() else {
             return;
@@ -163,6 +163,9 @@ impl Op {
             _start.elapsed(),
             outcome.err(),
         );
+        // The operation is over: its span closes now, even if what holds
+        // it (a drained stream, a finished COPY) lives on.
+        self.span = Span::none();
     }
 }
 
