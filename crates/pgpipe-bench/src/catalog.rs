@@ -229,6 +229,9 @@ impl DriverKind {
                 "coalesced Sync is measured on point statements (pipeline, unprepared, pool); \
                  TechEmpower's rules forbid it",
             ),
+            (D::Raw | D::Sqlx | D::Pgbench, _) if variant.shape == Shape::Failing => {
+                Some("measured for pgpipe (coalesced or not) against tokio-postgres")
+            }
             (D::Raw | D::Sqlx, Workload::Batch) => Some(
                 "no batch of its own (sqlx cannot pipeline; raw's floor for a batch is pgbench's \\startpipeline)",
             ),

@@ -55,6 +55,9 @@ pub enum Shape {
     },
     /// A `copy` direction.
     Copy(CopyCase),
+    /// `pipeline`'s point select with one key in a hundred failing
+    /// (division by zero): the cost of failures under coalesced Sync.
+    Failing,
     /// `batch`: this many point selects per batch (one operation call).
     Batch {
         /// Selects per batch.

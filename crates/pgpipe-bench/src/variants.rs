@@ -8,6 +8,10 @@ use crate::shape::{CopyCase, OzoCase, Shape, TeCase};
 /// HTTP requests in flight would share a connection of a pipelining pool).
 pub const TE_TASKS: usize = 16;
 
+/// The `pipeline` variant with 1 % failing statements (64 tasks, one
+/// connection).
+pub const FAILING_VARIANT: &str = "64-fail1%";
+
 /// Selects per batch of the `batch` workload's variants.
 pub const BATCH_SIZES: [usize; 2] = [16, 64];
 
@@ -80,6 +84,13 @@ impl Plan {
                     .iter()
                     .map(|&c| Variant::single(c))
                     .collect();
+                v.push(variant(
+                    FAILING_VARIANT,
+                    1,
+                    64,
+                    PoolMode::Dedicated,
+                    Shape::Failing,
+                ));
                 if self.connections > 1 {
                     v.push(variant(
                         &format!("{}conn", self.connections),

@@ -435,3 +435,33 @@ async fn batch_workload_counts_one_operation_per_select() {
         .expect("a sqlx row");
     assert_ne!(sqlx.status, pgpipe_bench::results::Status::Ok, "{sqlx:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_pipeline_checks_rows_and_errors_on_every_driver() {
+    use pgpipe_bench::drivers::failing::{fails, FailingSession};
+    let url = url();
+    for driver in [
+        DriverKind::Pgpipe,
+        DriverKind::PgpipeCoalesced,
+        DriverKind::TokioPostgres,
+    ] {
+        let session = Arc::new(Session::Failing(
+            FailingSession::connect(driver, &url)
+                .await
+                .unwrap_or_else(|e| panic!("{driver}: {e}")),
+        ));
+        // 200 keys at once, two of them failing, so that coalesced groups
+        // form around the failures.
+        let tasks: Vec<_> = (1..=200)
+            .map(|key| {
+                let s = session.clone();
+                tokio::spawn(async move { (key, s.op(key).await) })
+            })
+            .collect();
+        for t in tasks {
+            let (key, r) = t.await.unwrap();
+            let rows = r.unwrap_or_else(|e| panic!("{driver} {key}: {e}"));
+            assert_eq!(rows, u64::from(!fails(key)), "{driver} {key}");
+        }
+    }
+}

@@ -170,8 +170,12 @@ impl Client {
     ///
     /// The statements of a group run in one implicit transaction: if one
     /// fails, its caller gets its error, and every other statement of the
-    /// group (those before it were rolled back, those after it never ran)
-    /// is sent again, alone, once, transparently. Their transactional
+    /// group is sent again transparently: those before it ran and were
+    /// rolled back, so each is sent again alone, once; those after it never
+    /// ran (the server skipped them), so they are sent again as new
+    /// statements that may share a Sync once more (a failure among them
+    /// skips, never re-runs, the ones behind it). No statement runs more
+    /// than twice. Their transactional
     /// effects happen once; effects that ignore rollback happen again:
     /// `nextval()`/`setval()` advance twice, session advisory locks are taken
     /// twice, `dblink` calls run twice. Send such statements through

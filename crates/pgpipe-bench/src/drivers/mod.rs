@@ -4,6 +4,7 @@
 
 pub mod batch;
 pub mod copy;
+pub mod failing;
 pub mod jsonb;
 pub mod ozo;
 pub mod pgbench;
@@ -40,6 +41,8 @@ pub enum Session {
     Copy(copy::CopySession),
     /// Explicit batches of point selects (`batch`).
     Batch(batch::BatchSession),
+    /// `pipeline` with 1 % failing statements.
+    Failing(failing::FailingSession),
 }
 
 impl Session {
@@ -137,6 +140,7 @@ impl Session {
             Session::Te(t) => t.op(key).await,
             Session::Copy(c) => c.op().await,
             Session::Batch(b) => b.op(key).await,
+            Session::Failing(f) => f.op(key).await,
         }
     }
 

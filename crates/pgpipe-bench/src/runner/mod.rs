@@ -139,6 +139,15 @@ impl Subject {
                     crate::drivers::copy::CopySession::connect(d, url, case).await?,
                 ))]),
                 (DriverKind::Pgbench, _) => Subject::Pgbench(Pgbench::new(url, workload, variant)?),
+                (d, Shape::Failing) => {
+                    let mut sessions = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        sessions.push(Arc::new(Session::Failing(
+                            crate::drivers::failing::FailingSession::connect(d, url).await?,
+                        )));
+                    }
+                    Subject::Sessions(sessions)
+                }
                 (d, Shape::Batch { size }) => Subject::Sessions(vec![Arc::new(Session::Batch(
                     crate::drivers::batch::BatchSession::connect(d, url, size).await?,
                 ))]),

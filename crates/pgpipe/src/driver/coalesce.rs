@@ -241,8 +241,13 @@ pub(crate) struct Settled {
     answered: Vec<(Arc<Slot>, Bytes)>,
     /// The group's ReadyForQuery, which ends every answered member's part.
     rfq: Bytes,
-    /// Members to send again, each on its own Sync, in their order.
+    /// Members to send again, each on its own Sync, in their order: those
+    /// that ran and were rolled back (a second run must not be rolled back
+    /// by a neighbour again) and any refused with 25001.
     pub(crate) again: Vec<(Arc<Slot>, Bytes)>,
+    /// Members the server skipped after the failure: they never ran, so
+    /// they may share a Sync again, like any new request.
+    pub(crate) rejoin: Vec<(Arc<Slot>, Bytes)>,
 }
 
 impl Settled {
@@ -327,6 +332,7 @@ pub(crate) fn settle(group: &Group, response: Bytes) -> Result<Settled, Error> {
         answered: Vec::with_capacity(members.len()),
         rfq: response.slice(at - 6..at),
         again: Vec::new(),
+        rejoin: Vec::new(),
     };
     for (i, member) in members.into_iter().enumerate() {
         let again = match failed {
@@ -337,7 +343,12 @@ pub(crate) fn settle(group: &Group, response: Bytes) -> Result<Settled, Error> {
             Some((k, _)) => i > k,
         };
         if again {
-            settled.again.push((member.slot, member.bytes));
+            let skipped = status == b'I' && matches!(failed, Some((k, _)) if i > k);
+            if skipped {
+                settled.rejoin.push((member.slot, member.bytes));
+            } else {
+                settled.again.push((member.slot, member.bytes));
+            }
             continue;
         }
         let Some(&(from, to)) = parts.get(i) else {
@@ -363,6 +374,28 @@ pub(crate) fn send_again(
         buf.extend_from_slice(&bytes);
         buf.extend_from_slice(SYNC);
         slots.push_back(slot);
+    }
+}
+
+/// Queues `rejoin` (from [`settle`]: members that never ran) at the end of
+/// the write buffer as new requests that may share a Sync: they form a
+/// group of their own, which later requests may join until the driver
+/// takes the buffer. A member skipped again by another failure is skipped,
+/// not run, so nothing here runs a statement twice; each round removes the
+/// failing member, so the rounds end.
+pub(crate) fn rejoin(
+    open: &mut Open,
+    buf: &mut BytesMut,
+    slots: &mut VecDeque<Arc<Slot>>,
+    rejoin: Vec<(Arc<Slot>, Bytes)>,
+) {
+    for (slot, bytes) in rejoin {
+        let start = buf.len();
+        buf.extend_from_slice(&bytes);
+        buf.extend_from_slice(SYNC);
+        if !join(open, buf, slots, start, &slot) {
+            slots.push_back(slot);
+        }
     }
 }
 
@@ -462,8 +495,12 @@ mod tests {
         let err = msg(b'E', b"SERROR\0C22012\0Mdivision by zero\0\0");
         let settled = settle(&g, response(&[ok, err], b'I')).unwrap();
         assert_eq!(settled.delivered(), 1);
+        // Member 0 ran and was rolled back: alone. Member 2 was skipped:
+        // it never ran, so it may share a Sync again.
         let again: Vec<u8> = settled.again.iter().map(|(_, b)| b[0]).collect();
-        assert_eq!(again, [0, 2]);
+        assert_eq!(again, [0]);
+        let rejoin: Vec<u8> = settled.rejoin.iter().map(|(_, b)| b[0]).collect();
+        assert_eq!(rejoin, [2]);
         settled.hand_over(None);
         assert!(slots[1].is_done());
         assert!(!slots[0].is_done() && !slots[2].is_done());
@@ -489,6 +526,32 @@ mod tests {
         assert_eq!(settled.again.len(), 1);
         settled.hand_over(None);
         assert!(slots[0].is_done() && slots[1].is_done());
+    }
+
+    #[test]
+    fn skipped_members_rejoin_as_one_open_group() {
+        let stmt = [msg(b'B', b"\0\0"), msg(b'E', b"\0\0\0\0\0")].concat();
+        let members: Vec<Arc<Slot>> = (0..3).map(|_| Arc::new(Slot::new(None))).collect();
+        let mut open = Open::default();
+        let mut buf = BytesMut::new();
+        let mut queue = VecDeque::new();
+        rejoin(
+            &mut open,
+            &mut buf,
+            &mut queue,
+            members
+                .iter()
+                .map(|s| (s.clone(), Bytes::from(stmt.clone())))
+                .collect(),
+        );
+        // One carrier for the three, and no Sync yet: later requests may
+        // still join until the driver takes the buffer.
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue[0].group().map(Group::len), Some(3));
+        assert_eq!(buf.len(), 3 * stmt.len());
+        seal(&mut open, &mut buf);
+        assert!(buf.ends_with(SYNC));
+        assert_eq!(buf.len(), 3 * stmt.len() + SYNC.len());
     }
 
     #[test]

@@ -279,11 +279,14 @@ impl Connection {
                 slot.deliver(chunk, true);
                 let mut settled = coalesce::settle(group, slot.take_all())?;
                 self.shared.finished(settled.delivered());
-                self.shared.counters.group(
-                    settled.delivered() + settled.again.len(),
-                    settled.again.len(),
+                let resent = settled.again.len() + settled.rejoin.len();
+                self.shared
+                    .counters
+                    .group(settled.delivered() + resent, resent);
+                self.shared.send_again(
+                    std::mem::take(&mut settled.again),
+                    std::mem::take(&mut settled.rejoin),
                 );
-                self.shared.send_again(std::mem::take(&mut settled.again));
                 settled.hand_over(slot.is_timed().then(|| slot.stamps()));
                 return Ok(());
             }

@@ -719,13 +719,18 @@ impl Shared {
     /// Driver side: queues the members of a coalesced group that must run
     /// again, each on its own Sync (see [`coalesce::settle`]); fails them
     /// if the connection is closing.
-    pub(crate) fn send_again(&self, again: Vec<(Arc<Slot>, bytes::Bytes)>) {
-        if again.is_empty() {
+    pub(crate) fn send_again(
+        &self,
+        mut again: Vec<(Arc<Slot>, bytes::Bytes)>,
+        rejoin: Vec<(Arc<Slot>, bytes::Bytes)>,
+    ) {
+        if again.is_empty() && rejoin.is_empty() {
             return;
         }
         let mut q = self.lock();
         if let Some(reason) = q.closed.clone() {
             drop(q);
+            again.extend(rejoin);
             let n = again.len();
             for (slot, _) in again {
                 slot.fail(ErrorKind::Closed, &reason);
@@ -739,7 +744,10 @@ impl Shared {
             // group was in flight: its statements may already be written,
             // so a member sent now would run inside its transaction. Such
             // members wait behind the session, like any other handle's
-            // request (they are already counted as outstanding).
+            // request (they are already counted as outstanding), each on
+            // its own Sync: a group left open in the deferred buffer would
+            // lose its Sync.
+            again.extend(rejoin);
             let mut parked = coalesce::Open::default();
             let mut slots = std::collections::VecDeque::new();
             coalesce::send_again(&mut parked, &mut held.deferred_buf, &mut slots, again);
@@ -747,6 +755,7 @@ impl Shared {
             return;
         }
         coalesce::send_again(&mut q.group, &mut q.write_buf, &mut q.slots, again);
+        coalesce::rejoin(&mut q.group, &mut q.write_buf, &mut q.slots, rejoin);
     }
 
     /// Writes bytes that belong to a request already in flight (CopyFail
