@@ -96,9 +96,11 @@ fn locate(relative: &str) -> Result<PathBuf, String> {
             return Ok(candidate);
         }
     }
+    // The message names the path as the user wrote it, not the absolute
+    // directory: that depends on where the crate is built (trybuild builds
+    // under the target directory) and would make the message unstable.
     Err(format!(
-        "cannot find the query file `{relative}` (looked in {} and the directories above it)",
-        dir.display()
+        "cannot find the query file `{relative}` (looked relative to the directory of the crate's Cargo.toml and the directories above it)"
     ))
 }
 

@@ -618,7 +618,7 @@ impl Client {
                     }
                 },
             };
-            timing.answered();
+            timing.answered(responses.slot());
             let mut described = None;
             if let (true, Ok(_), Some(columns)) = (describe, &outcome.result, &outcome.columns) {
                 described = self.resolve_columns(columns).await?;

@@ -183,3 +183,237 @@ async fn operation_spans_carry_opentelemetry_fields() {
     })
     .await
 }
+
+fn micros(span: &SpanData, field: &str) -> u64 {
+    span.field(field)
+        .unwrap_or_else(|| panic!("no {field} in {span:#?}"))
+        .parse()
+        .unwrap_or_else(|e| panic!("{field} is not a number ({e}) in {span:#?}"))
+}
+
+/// Requests pipelined behind a slow one: the time they wait behind its
+/// answer is queue time, not server time; the slow one's sleep is server
+/// time. Only relations and lower bounds the server guarantees are
+/// asserted (a sleep lasts at least its length), never how fast anything
+/// ran.
+#[tokio::test(flavor = "current_thread")]
+async fn pipelined_requests_report_queue_time_behind_a_slow_one() {
+    const SLEEP_US: u64 = 1_000_000;
+    const QUICK: usize = 4;
+    let recorder = Recorder::default();
+    let _guard = tracing::subscriber::set_default(recorder.clone());
+    common::bounded(async {
+        let db = common::database("spans_queue");
+        let client = common::connect(&db).await;
+        // All issued in one poll of this task, before the driver runs: one
+        // write batch, the slow statement first. The slow one is an
+        // `execute`, the quick ones `query`, to tell their spans apart.
+        let slow = client.execute("SELECT pg_sleep(1)", ());
+        let quick = |i: i32| client.query_one("SELECT $1::int4", (i,));
+        let (slow, q0, q1, q2, q3) = tokio::join!(slow, quick(0), quick(1), quick(2), quick(3));
+        slow.unwrap();
+        for (i, row) in [q0, q1, q2, q3].into_iter().enumerate() {
+            assert_eq!(row.unwrap().get::<i32, _>(0), i as i32);
+        }
+
+        let spans = recorder.spans(TARGET);
+        let slow = spans
+            .iter()
+            .rev()
+            .find(|s| s.field("db.operation.name") == Some("execute"))
+            .unwrap_or_else(|| panic!("no execute span in {spans:#?}"));
+        // The sleep happened on the server, after the write.
+        assert!(
+            micros(slow, "pgpipe.server_time_us") >= SLEEP_US * 9 / 10,
+            "the slow statement's sleep is server time: {slow:#?}"
+        );
+        let quick: Vec<&SpanData> = spans
+            .iter()
+            .filter(|s| s.field("db.operation.name") == Some("query"))
+            .collect();
+        assert_eq!(quick.len(), QUICK, "{spans:#?}");
+        for span in quick {
+            assert!(span.closed);
+            let queued = micros(span, "pgpipe.queue_time_us");
+            let server = micros(span, "pgpipe.server_time_us");
+            // Written with the slow one, answered only after it: at least
+            // the sleep was spent queued behind it.
+            assert!(
+                queued >= SLEEP_US / 2,
+                "waiting behind the slow statement is queue time: {span:#?}"
+            );
+            assert!(
+                server < queued,
+                "a quick statement's server time is less than its wait: {span:#?}"
+            );
+            assert!(
+                micros(span, "pgpipe.requests_ahead") >= 1,
+                "the slow statement was ahead: {span:#?}"
+            );
+        }
+    })
+    .await
+}
+
+/// A COPY's span covers the whole COPY (open while data is written, closed
+/// with the row count at the end, with the SQLSTATE on failure, and when
+/// the writer or the stream is dropped); portals and LISTEN/NOTIFY have
+/// spans too.
+#[tokio::test(flavor = "current_thread")]
+async fn copy_portal_and_listen_spans() {
+    let recorder = Recorder::default();
+    let _guard = tracing::subscriber::set_default(recorder.clone());
+    common::bounded(async {
+        let db = common::database("spans_copy");
+        let client = common::connect(&db).await;
+        client
+            .batch_execute("CREATE TABLE boxes (uid int8, name text)")
+            .await
+            .unwrap();
+
+        // COPY IN: open while writing, closed with the rows at finish.
+        let mut copy = client
+            .copy_in("COPY boxes (uid, name) FROM STDIN")
+            .await
+            .unwrap();
+        copy.send("1\tinbox\n2\tsent\n").await.unwrap();
+        let open = last(&recorder, "copy_in");
+        assert!(!open.closed, "the COPY is still being written: {open:#?}");
+        copy.send("3\tspam\n").await.unwrap();
+        assert_eq!(copy.finish().await.unwrap(), 3);
+        let done = last(&recorder, "copy_in");
+        assert!(done.closed, "{done:#?}");
+        assert_eq!(done.field("db.response.returned_rows"), Some("3"));
+        assert_eq!(done.field("error.type"), None);
+        assert_eq!(done.field("db.namespace"), Some(db.name()));
+
+        // A bad row: the span ends with the server's SQLSTATE.
+        let mut copy = client
+            .copy_in("COPY boxes (uid, name) FROM STDIN")
+            .await
+            .unwrap();
+        let sent = copy.send("not-a-number\tx\n").await;
+        let e = match sent {
+            Err(e) => e,
+            Ok(()) => copy.finish().await.unwrap_err(),
+        };
+        assert_eq!(e.code().map(|c| c.code()), Some("22P02"), "{e}");
+        let failed = last(&recorder, "copy_in");
+        assert!(failed.closed, "{failed:#?}");
+        assert_eq!(failed.field("error.type"), Some("22P02"));
+        assert_eq!(failed.field("db.response.status_code"), Some("22P02"));
+
+        // Dropped unfinished: closed, nothing copied.
+        let copy = client
+            .copy_in("COPY boxes (uid, name) FROM STDIN")
+            .await
+            .unwrap();
+        assert!(!last(&recorder, "copy_in").closed);
+        drop(copy);
+        let dropped = last(&recorder, "copy_in");
+        assert!(dropped.closed, "{dropped:#?}");
+        assert_eq!(dropped.field("db.response.returned_rows"), Some("0"));
+
+        // Aborted: closed too.
+        let copy = client
+            .copy_in("COPY boxes (uid, name) FROM STDIN")
+            .await
+            .unwrap();
+        copy.abort("changed my mind").await.unwrap();
+        assert!(last(&recorder, "copy_in").closed);
+
+        // Typed COPY IN: the same span, through the typed writer.
+        let mut rows = client
+            .copy_in_rows::<(i64, String)>("boxes", &["uid", "name"])
+            .await
+            .unwrap();
+        rows.write(&(4, "drafts".to_owned())).await.unwrap();
+        assert!(!last(&recorder, "copy_in").closed);
+        assert_eq!(rows.finish().await.unwrap(), 1);
+        let typed = last(&recorder, "copy_in");
+        assert!(typed.closed);
+        assert_eq!(typed.field("db.response.returned_rows"), Some("1"));
+
+        // COPY OUT: open while read, closed with the server's row count.
+        let mut out = client.copy_out("COPY boxes TO STDOUT").await.unwrap();
+        assert!(out.next().await.unwrap().is_ok());
+        assert!(!last(&recorder, "copy_out").closed);
+        while let Some(chunk) = out.next().await {
+            chunk.unwrap();
+        }
+        let read = last(&recorder, "copy_out");
+        assert!(read.closed, "{read:#?}");
+        assert_eq!(read.field("db.response.returned_rows"), Some("4"));
+        // Dropped half-read: closed.
+        let mut out = client.copy_out("COPY boxes TO STDOUT").await.unwrap();
+        assert!(out.next().await.unwrap().is_ok());
+        drop(out);
+        assert!(last(&recorder, "copy_out").closed);
+        // A failing COPY OUT (no such table) records the SQLSTATE.
+        // A failing COPY OUT (no such table): the error comes with the
+        // stream, and ends the span with the SQLSTATE.
+        let mut out = client.copy_out("COPY nope TO STDOUT").await.unwrap();
+        assert!(matches!(out.next().await, Some(Err(_))));
+        let failed = last(&recorder, "copy_out");
+        assert!(failed.closed, "{failed:#?}");
+        assert_eq!(failed.field("error.type"), Some("42P01"));
+        drop(out);
+
+        // Portals: binding, and each fetch with its rows.
+        let tx = client.transaction().await.unwrap();
+        let mut portal = tx
+            .bind_portal("SELECT g FROM generate_series(1, 5) g", ())
+            .await
+            .unwrap();
+        let bind = last(&recorder, "bind_portal");
+        assert!(bind.closed);
+        assert_eq!(bind.field("db.namespace"), Some(db.name()));
+        assert_eq!(portal.fetch(3).await.unwrap().len(), 3);
+        let fetch = last(&recorder, "portal_fetch");
+        assert!(fetch.closed);
+        assert_eq!(fetch.field("db.response.returned_rows"), Some("3"));
+        assert_eq!(portal.fetch(0).await.unwrap().len(), 2);
+        assert_eq!(
+            last(&recorder, "portal_fetch").field("db.response.returned_rows"),
+            Some("2")
+        );
+        drop(portal);
+        tx.rollback().await.unwrap();
+        // Outside a transaction block: the failure is on the span.
+        assert!(client.bind_portal("SELECT 1", ()).await.is_err());
+        assert_eq!(
+            last(&recorder, "bind_portal").field("error.type"),
+            Some("invalid_use")
+        );
+
+        // LISTEN / NOTIFY on a client, and a Listener's subscription.
+        let mut events = client.listen("spans_chan").await.unwrap();
+        let listen = last(&recorder, "listen");
+        assert!(listen.closed);
+        assert_eq!(listen.field("db.namespace"), Some(db.name()));
+        client.notify("spans_chan", "hello").await.unwrap();
+        assert!(last(&recorder, "notify").closed);
+        match events.next().await {
+            Some(Ok(pgpipe::Event::Notification(n))) => assert_eq!(n.payload(), "hello"),
+            other => panic!("expected the notification, got {other:?}"),
+        }
+        let listener = pgpipe::Listener::connect(&db.url(pgpipe_testkit::AuthRole::Trust))
+            .await
+            .unwrap();
+        let before = recorder
+            .spans(TARGET)
+            .iter()
+            .filter(|s| s.field("db.operation.name") == Some("listen"))
+            .count();
+        let _sub = listener.listen("spans_other").await.unwrap();
+        let spans = recorder.spans(TARGET);
+        let listens: Vec<_> = spans
+            .iter()
+            .filter(|s| s.field("db.operation.name") == Some("listen"))
+            .collect();
+        assert_eq!(listens.len(), before + 1, "{spans:#?}");
+        assert!(listens[before].closed);
+        assert_eq!(listens[before].field("error.type"), None);
+    })
+    .await
+}

@@ -7,8 +7,33 @@ use super::copy_out::CopyOut;
 use super::typed::{
     describe_query, describe_target, forget_targets, BinaryCopyWriter, CopyOutRows,
 };
+use crate::observe::Op;
 use crate::query::FromRow;
 use crate::{Client, Error};
+
+/// Runs the start of a COPY under the span of `operation`, and hands the
+/// span to the COPY it started: the span covers the whole COPY, until it
+/// finishes, fails, is aborted or is dropped.
+async fn traced_copy<C, F>(
+    client: &Client,
+    operation: &'static str,
+    sql: Option<&str>,
+    start: F,
+    attach: impl FnOnce(&mut C, Op),
+) -> Result<C, Error>
+where
+    F: std::future::Future<Output = Result<C, Error>>,
+{
+    use tracing::Instrument;
+    let op = Op::start(operation, Some(client.shared()), sql);
+    match start.instrument(op.span().clone()).await {
+        Ok(mut copy) => {
+            attach(&mut copy, op);
+            Ok(copy)
+        }
+        Err(e) => Err(op.failed(e)),
+    }
+}
 
 impl Client {
     /// Starts a `COPY ... FROM STDIN` and returns its writer once the
@@ -33,7 +58,7 @@ impl Client {
     /// Cancel safe: if dropped before it returns, the COPY is aborted.
     pub async fn copy_in(&self, sql: &str) -> Result<CopyIn, Error> {
         let start = CopyIn::start(self, sql);
-        crate::observe::traced("copy_in", Some(self.shared()), Some(sql), |_| 0, start).await
+        traced_copy(self, "copy_in", Some(sql), start, CopyIn::set_op).await
     }
 
     /// Runs a `COPY ... TO STDOUT` and streams its data (see [`CopyOut`]).
@@ -42,7 +67,7 @@ impl Client {
     /// Cancel safe, and the stream may be dropped half-read.
     pub async fn copy_out(&self, sql: &str) -> Result<CopyOut, Error> {
         let start = CopyOut::start(self, sql);
-        crate::observe::traced("copy_out", Some(self.shared()), Some(sql), |_| 0, start).await
+        traced_copy(self, "copy_out", Some(sql), start, CopyOut::set_op).await
     }
 
     /// Starts a binary COPY into `columns` of `table` (all columns if
@@ -71,7 +96,7 @@ impl Client {
             }
             started
         };
-        crate::observe::traced("copy_in", Some(self.shared()), None, |_| 0, start).await
+        traced_copy(self, "copy_in", None, start, BinaryCopyWriter::set_op).await
     }
 
     /// Runs `COPY (query) TO STDOUT (FORMAT binary)` and decodes its rows
@@ -96,6 +121,6 @@ impl Client {
             let columns = describe_query(self, query).await?;
             CopyOutRows::start(self, query, columns).await
         };
-        crate::observe::traced("copy_out", Some(self.shared()), Some(query), |_| 0, start).await
+        traced_copy(self, "copy_out", Some(query), start, CopyOutRows::set_op).await
     }
 }

@@ -25,6 +25,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::driver::{Request, Responses, SessionId, Shared, NO_SESSION};
 use crate::error::ErrorKind;
+use crate::observe::Op;
 use crate::query::encode_error;
 use crate::{Client, Error};
 
@@ -101,6 +102,9 @@ pub struct CopyIn {
     /// What the answer after CopyDone showed so far (kept across polls).
     end_rows: u64,
     end_error: Option<Error>,
+    /// The operation's span: open until the COPY finishes, is aborted or
+    /// is dropped.
+    op: Op,
 }
 
 impl CopyIn {
@@ -159,6 +163,7 @@ impl CopyIn {
             rows: None,
             end_rows: 0,
             end_error: None,
+            op: Op::none(),
         };
         writer.wait_ready().await?;
         Ok(writer)
@@ -195,6 +200,12 @@ impl CopyIn {
         self.end(End::Fail("pgpipe: not a COPY FROM STDIN"))?;
         let _ = self.read_to_end().await;
         Err(self.shared.request_failed(error))
+    }
+
+    /// Hands the operation's span to this COPY: it stays open until the
+    /// COPY ends.
+    pub(crate) fn set_op(&mut self, op: Op) {
+        self.op = op;
     }
 
     /// Bytes of data handed to the connection so far.
@@ -255,12 +266,15 @@ impl CopyIn {
             };
             self.end(End::Fail(reason))?;
         }
-        match self.read_to_end().await {
+        let ended = match self.read_to_end().await {
             Ok(_) => Ok(()),
             // The server answers CopyFail with the error it was asked for.
             Err(e) if e.is_db() => Ok(()),
             Err(e) => Err(e),
-        }
+        };
+        // Aborted on purpose: nothing copied, no error.
+        self.op.end(ended.as_ref().map(|()| 0));
+        ended
     }
 
     /// Buffered data, as an error if the COPY is over.
@@ -311,6 +325,16 @@ impl CopyIn {
     /// has room; with `all`, until nothing is pending (else a partial
     /// chunk may wait for more data).
     fn poll_drain(&mut self, cx: &mut Context<'_>, all: bool) -> Poll<Result<(), Error>> {
+        let drained = self.poll_drain_untraced(cx, all);
+        if let Poll::Ready(Err(e)) = &drained {
+            // The first failure ends the span; later calls on a failed
+            // COPY repeat it and change nothing.
+            self.op.end(Err(e));
+        }
+        drained
+    }
+
+    fn poll_drain_untraced(&mut self, cx: &mut Context<'_>, all: bool) -> Poll<Result<(), Error>> {
         if let Err(e) = self.check_open() {
             return Poll::Ready(Err(e));
         }
@@ -337,6 +361,14 @@ impl CopyIn {
     }
 
     fn poll_finish(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, Error>> {
+        let finished = self.poll_finish_untraced(cx);
+        if let Poll::Ready(result) = &finished {
+            self.op.end(result.as_ref().copied());
+        }
+        finished
+    }
+
+    fn poll_finish_untraced(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, Error>> {
         if let Some(rows) = self.rows {
             return Poll::Ready(Ok(rows));
         }
@@ -426,6 +458,8 @@ impl Drop for CopyIn {
         // Unfinished: abort at once, so the server rolls the COPY back and
         // the connection goes on (the driver discards the answer).
         let _ = self.end(End::Fail("pgpipe: the COPY writer was dropped unfinished"));
+        // Nothing of an unfinished COPY is kept.
+        self.op.end(Ok(0));
     }
 }
 

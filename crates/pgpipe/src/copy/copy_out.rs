@@ -22,6 +22,7 @@ use tokio::io::{AsyncRead, ReadBuf};
 
 use crate::driver::{Request, Responses, Shared};
 use crate::error::ErrorKind;
+use crate::observe::Op;
 use crate::query::encode_error;
 use crate::{Client, Error};
 
@@ -56,6 +57,9 @@ pub struct CopyOut {
     /// Overall format from CopyOutResponse: 0 text, 1 binary.
     format: Option<i8>,
     done: bool,
+    /// The operation's span: open until the data ends or the stream is
+    /// dropped.
+    op: Op,
 }
 
 impl CopyOut {
@@ -80,7 +84,20 @@ impl CopyOut {
             rows: None,
             format: None,
             done: false,
+            op: Op::none(),
         })
+    }
+
+    /// Hands the operation's span to this COPY: it stays open until the
+    /// data ends or the stream is dropped.
+    pub(crate) fn set_op(&mut self, op: Op) {
+        self.op = op;
+    }
+
+    /// Ends the span with `e` (an error found above this stream, such as a
+    /// row that does not decode), unless it has ended already.
+    pub(crate) fn op_failed(&mut self, e: &Error) {
+        self.op.end(Err(e));
     }
 
     /// The next chunk of data; `None` at the end.
@@ -112,6 +129,16 @@ impl CopyOut {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Bytes, Error>>> {
+        let polled = self.poll_chunk_untraced(cx);
+        match &polled {
+            Poll::Ready(None) => self.op.end(Ok(self.rows.unwrap_or(0))),
+            Poll::Ready(Some(Err(e))) => self.op.end(Err(e)),
+            _ => {}
+        }
+        polled
+    }
+
+    fn poll_chunk_untraced(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, Error>>> {
         if self.done {
             return Poll::Ready(None);
         }
@@ -176,6 +203,14 @@ fn is_our_copy_fail(fields: &pgpipe_proto::backend::ErrorFields) -> bool {
     match crate::error::DbError::parse(fields) {
         Ok(db) => db.message().contains("pgpipe: copy_out needs"),
         Err(_) => false,
+    }
+}
+
+impl Drop for CopyOut {
+    fn drop(&mut self) {
+        // Dropped before the end: the span closes now (the server's row
+        // count is known only at the end).
+        self.op.end(Ok(self.rows.unwrap_or(0)));
     }
 }
 

@@ -186,6 +186,11 @@ impl<T: Params + ?Sized> BinaryCopyWriter<T> {
         self.copy.finish().await
     }
 
+    /// Hands the operation's span to the COPY (see [`CopyIn::set_op`]).
+    pub(crate) fn set_op(&mut self, op: crate::observe::Op) {
+        self.copy.set_op(op);
+    }
+
     /// Aborts the COPY: nothing is copied (see [`CopyIn::abort`]).
     pub async fn abort(self, reason: &str) -> Result<(), Error> {
         self.copy.abort(reason).await
@@ -237,6 +242,11 @@ impl<T: FromRow> CopyOutRows<T> {
         })
     }
 
+    /// Hands the operation's span to the COPY (see [`CopyOut::set_op`]).
+    pub(crate) fn set_op(&mut self, op: crate::observe::Op) {
+        self.out.set_op(op);
+    }
+
     /// The next row; `None` at the end.
     pub async fn next(&mut self) -> Option<Result<T, Error>> {
         std::future::poll_fn(|cx| self.poll_row(cx)).await
@@ -262,6 +272,16 @@ impl<T: FromRow> CopyOutRows<T> {
     }
 
     fn poll_row(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, Error>>> {
+        let polled = self.poll_row_untraced(cx);
+        if let Poll::Ready(Some(Err(e))) = &polled {
+            // A row that does not decode fails the operation too (unless
+            // its span ended already, with the data).
+            self.out.op_failed(e);
+        }
+        polled
+    }
+
+    fn poll_row_untraced(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, Error>>> {
         loop {
             if let Some(body) = self.ready.pop_front() {
                 let decoded =

@@ -258,9 +258,13 @@ impl Settled {
 
     /// Hands each answered member its part and a ReadyForQuery of its own
     /// (the driver counts them finished first: a woken caller must not see
-    /// its request still pending).
-    pub(crate) fn hand_over(self) {
+    /// its request still pending), with the carrier's clock readings
+    /// (`stamps`, when it was timed) for its queue and server times.
+    pub(crate) fn hand_over(self, stamps: Option<crate::driver::Stamps>) {
         for (slot, part) in self.answered {
+            if let Some(stamps) = stamps {
+                slot.set_stamps(stamps);
+            }
             slot.deliver(part, false);
             slot.deliver(self.rfq.clone(), true);
         }
@@ -497,7 +501,7 @@ mod tests {
         assert_eq!(again, [0]);
         let rejoin: Vec<u8> = settled.rejoin.iter().map(|(_, b)| b[0]).collect();
         assert_eq!(rejoin, [2]);
-        settled.hand_over();
+        settled.hand_over(None);
         assert!(slots[1].is_done());
         assert!(!slots[0].is_done() && !slots[2].is_done());
     }
@@ -520,7 +524,7 @@ mod tests {
         let settled = settle(&g, response(&[ok, err], b'E')).unwrap();
         assert_eq!(settled.delivered(), 2);
         assert_eq!(settled.again.len(), 1);
-        settled.hand_over();
+        settled.hand_over(None);
         assert!(slots[0].is_done() && slots[1].is_done());
     }
 

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Buf, BytesMut};
 use pgpipe_proto::backend::{tag, Decoder, Message};
@@ -63,6 +63,9 @@ pub struct Connection {
     /// the server does not log an unexpected EOF).
     tls_closed: bool,
     finished: bool,
+    /// The clock reading of the current read, taken on first need: every
+    /// timed answer completed by one read shares it (see [`Slot::is_timed`]).
+    read_at: Option<Instant>,
 }
 
 impl Connection {
@@ -92,6 +95,7 @@ impl Connection {
             finished: false,
             max_buffered: DEFAULT_MAX_BUFFERED,
             paused_on: None,
+            read_at: None,
         }
     }
 
@@ -112,7 +116,9 @@ impl Connection {
             // Swap rather than copy: the callers get our empty buffer (with its
             // capacity) and we write theirs.
             std::mem::swap(&mut self.out, &mut q.write_buf);
+            let first_new = self.in_flight.len();
             self.in_flight.extend(q.slots.drain(..));
+            stamp_written(self.in_flight.range(first_new..));
             // A COPY writer waiting for room may go on.
             if let Some(writer) = q.writer_waker.take() {
                 writer.wake();
@@ -179,6 +185,7 @@ impl Connection {
 
     /// Routes every complete message in the read buffer.
     fn route(&mut self) -> Result<(), Error> {
+        self.read_at = None;
         // Bytes at the front of read_buf that belong to the front request and
         // are not delivered yet.
         let mut run = 0usize;
@@ -256,6 +263,16 @@ impl Connection {
         };
         if complete {
             self.in_flight.pop_front();
+            let next = self.in_flight.front().filter(|s| s.is_timed());
+            if slot.is_timed() || next.is_some() {
+                let now = *self.read_at.get_or_insert_with(Instant::now);
+                if slot.is_timed() {
+                    slot.stamp_done(now);
+                }
+                if let Some(next) = next {
+                    next.stamp_ahead_done(now);
+                }
+            }
             if let Some(group) = slot.group() {
                 // A coalesced group's end: split it per member (nobody
                 // waits on the carrier itself).
@@ -270,7 +287,7 @@ impl Connection {
                     std::mem::take(&mut settled.again),
                     std::mem::take(&mut settled.rejoin),
                 );
-                settled.hand_over();
+                settled.hand_over(slot.is_timed().then(|| slot.stamps()));
                 return Ok(());
             }
             // Counted as finished before the caller is woken: a caller that
@@ -421,6 +438,16 @@ impl Future for Connection {
         };
         this.fail_all(kind, &reason);
         Poll::Ready(result)
+    }
+}
+
+/// Stamps the write time of the timed requests among `slots` (just taken
+/// for the socket write): one clock read for the batch, none if no slot is
+/// timed.
+fn stamp_written<'a>(slots: impl Iterator<Item = &'a Arc<Slot>>) {
+    let mut now = None;
+    for slot in slots.filter(|s| s.is_timed()) {
+        slot.stamp_written(*now.get_or_insert_with(Instant::now));
     }
 }
 

@@ -15,5 +15,5 @@ pub use cancel::CancelToken;
 pub(crate) use coalesce::eligible_sql as coalescible;
 pub use connection::Connection;
 pub(crate) use shared::{Request, SessionEnd, SessionId, Shared, NO_SESSION};
-pub(crate) use slot::{Responses, Slot};
+pub(crate) use slot::{Responses, Slot, Stamps};
 pub(crate) use socket::Socket;

@@ -11,6 +11,7 @@ use std::future::poll_fn;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
+use std::time::Instant;
 
 use bytes::{Buf, Bytes};
 use pgpipe_proto::backend::tag;
@@ -63,6 +64,38 @@ struct SlotState {
     /// too much: the caller wakes it once `buffered` drops to `resume_at`.
     driver_waker: Option<Waker>,
     resume_at: usize,
+    /// Clock readings of the driver, taken only for a timed slot.
+    stamps: Stamps,
+}
+
+/// When the driver handled one request, for the queue and server times of
+/// its span (see `observe`). Taken only for slots whose caller records
+/// them ([`Slot::is_timed`]); one clock read per write batch and per read,
+/// shared by every timed slot of that batch or read.
+#[derive(Default, Clone, Copy, Debug)]
+pub(crate) struct Stamps {
+    /// The driver took the request's bytes for the socket write (they are
+    /// written in the same poll, up to the socket's room).
+    pub(crate) written: Option<Instant>,
+    /// The answer to the request pipelined just ahead of this one was
+    /// complete (its ReadyForQuery was read): from then on the server
+    /// works on this one. `None` if nothing was in flight ahead of it
+    /// when it was written.
+    pub(crate) ahead_done: Option<Instant>,
+    /// Its own ReadyForQuery was read.
+    pub(crate) done: Option<Instant>,
+}
+
+impl Stamps {
+    /// When the server could start on the request: the later of its write
+    /// and the completion of the answer ahead of it.
+    pub(crate) fn server_start(&self) -> Option<Instant> {
+        let written = self.written?;
+        Some(match self.ahead_done {
+            Some(ahead) if ahead > written => ahead,
+            _ => written,
+        })
+    }
 }
 
 /// One request's response, shared by the driver (producer) and the caller.
@@ -72,6 +105,9 @@ pub(crate) struct Slot {
     /// A place in the bounded request queue, given back when both the driver
     /// and the caller are done with this slot.
     _permit: Option<OwnedSemaphorePermit>,
+    /// The caller's span records queue and server time: the driver stamps
+    /// this slot's [`Stamps`]. Decided once, when the request is made.
+    timed: bool,
     /// Set on the carrier of a coalesced group: the driver collects the
     /// group's response here and splits it per member at its end.
     group: Option<Group>,
@@ -82,15 +118,19 @@ impl Slot {
         Slot {
             state: Mutex::default(),
             _permit: permit,
+            timed: crate::observe::request_timing_enabled(),
             group: None,
         }
     }
 
     /// The carrier of a coalesced group (see [`crate::driver::coalesce`]).
+    /// Timed like its members (made in the same caller's task): its stamps
+    /// are handed to each member at the group's end.
     pub(crate) fn carrier(group: Group) -> Slot {
         Slot {
             state: Mutex::default(),
             _permit: None,
+            timed: crate::observe::request_timing_enabled(),
             group: Some(group),
         }
     }
@@ -122,6 +162,39 @@ impl Slot {
                 all.freeze()
             }
         }
+    }
+
+    /// Whether the driver takes clock readings for this request.
+    #[inline]
+    pub(crate) fn is_timed(&self) -> bool {
+        self.timed
+    }
+
+    /// Driver side: the request's bytes were taken for the socket write.
+    pub(crate) fn stamp_written(&self, at: Instant) {
+        self.lock().stamps.written = Some(at);
+    }
+
+    /// Driver side: the answer ahead of this one is complete.
+    pub(crate) fn stamp_ahead_done(&self, at: Instant) {
+        self.lock().stamps.ahead_done = Some(at);
+    }
+
+    /// Driver side: this request's ReadyForQuery was read (stamped before
+    /// it is delivered, so the caller sees it once it has the answer).
+    pub(crate) fn stamp_done(&self, at: Instant) {
+        self.lock().stamps.done = Some(at);
+    }
+
+    /// The driver's clock readings so far.
+    pub(crate) fn stamps(&self) -> Stamps {
+        self.lock().stamps
+    }
+
+    /// Driver side: a coalesced group's member takes its carrier's
+    /// readings (the group ran as one unit on the server).
+    pub(crate) fn set_stamps(&self, stamps: Stamps) {
+        self.lock().stamps = stamps;
     }
 
     fn lock(&self) -> MutexGuard<'_, SlotState> {

@@ -37,6 +37,11 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn listen(&self, channel: &str) -> Result<Notifications, Error> {
+        let listen = self.listen_untraced(channel);
+        crate::observe::traced("listen", Some(self.shared()), None, |_| 0, listen).await
+    }
+
+    async fn listen_untraced(&self, channel: &str) -> Result<Notifications, Error> {
         check_channel(channel)?;
         let hub = self.shared().notifications.hub(false);
         let (sub, fresh) = hub.subscribe(Some(&[channel.to_owned()]), DEFAULT_BUFFER);
@@ -51,7 +56,8 @@ impl Client {
     /// Sends a notification with `pg_notify($1, $2)`: the channel and
     /// payload are parameters, never SQL text.
     pub async fn notify(&self, channel: &str, payload: &str) -> Result<(), Error> {
-        self.execute("SELECT pg_notify($1, $2)", (channel, payload))
+        let notify = self.execute("SELECT pg_notify($1, $2)", (channel, payload));
+        crate::observe::traced("notify", Some(self.shared()), None, |_| 0, notify)
             .await
             .map(drop)
     }

@@ -193,6 +193,13 @@ impl Listener {
     /// notification sent after this returns is delivered (or reported as
     /// a gap).
     pub async fn subscribe(&self, channels: &[&str]) -> Result<Notifications, Error> {
+        // The listener's connection belongs to its task (and changes on
+        // reconnect): the span has no server fields.
+        let subscribe = self.subscribe_untraced(channels);
+        crate::observe::traced("listen", None, None, |_| 0, subscribe).await
+    }
+
+    async fn subscribe_untraced(&self, channels: &[&str]) -> Result<Notifications, Error> {
         let channels: Vec<String> = channels
             .iter()
             .map(|c| check_channel(c).map(|()| (*c).to_owned()))

@@ -47,6 +47,10 @@ op_labels!(
     "pool.acquire",
     "copy_in",
     "copy_out",
+    "bind_portal",
+    "portal_fetch",
+    "listen",
+    "notify",
 );
 
 /// One operation ended.

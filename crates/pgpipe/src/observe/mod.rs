@@ -5,11 +5,11 @@
 //! # Spans
 //!
 //! Every operation (`query`, `execute`, `query_stream`, `batch`,
-//! `prepare`, `simple_query`, `commit`, `rollback`, `copy_in` / `copy_out`
-//! (the start of a COPY, up to the server's CopyIn/CopyOut response),
-//! `connect`, `pool.acquire`) opens a
-//! span at `DEBUG` level under the target `pgpipe::query` with these
-//! fields:
+//! `prepare`, `simple_query`, `commit`, `rollback`, `copy_in` /
+//! `copy_out`, `bind_portal`, `portal_fetch`, `listen` (a client's or a
+//! [`Listener`](crate::Listener)'s), `notify`, `connect`, `pool.acquire`)
+//! opens a span at `DEBUG` level under the target `pgpipe::query` with
+//! these fields:
 //!
 //! | field | value |
 //! | --- | --- |
@@ -24,9 +24,43 @@
 //! | `db.response.status_code` | the SQLSTATE on a server error |
 //! | `error.type` | the SQLSTATE, or the [`ErrorKind`](crate::ErrorKind) of a client-side failure |
 //! | `db.response.returned_rows` | rows returned (or affected) |
-//! | `pgpipe.queue_time_us` | time until the request was handed to the connection (waiting for an in-flight slot, a reserved connection or a cancel's write gate) |
-//! | `pgpipe.server_time_us` | time from that hand-off until the whole response was read: the server's work, the network, and requests pipelined ahead |
+//! | `pgpipe.queue_time_us` | time queued before the server could work on the request (see below) |
+//! | `pgpipe.server_time_us` | time from then until the request's answer was complete (see below) |
 //! | `pgpipe.requests_ahead` | requests of other callers in flight on the connection when this one was handed over |
+//!
+//! ## Queue time and server time
+//!
+//! On a pipelined connection a request waits twice before the server works
+//! on it: until the driver writes it (for a place in the request queue, a
+//! connection held by a transaction or COPY, a cancel's write gate, or the
+//! previous write batch), and then behind the requests written ahead of it,
+//! which the server answers first, one at a time. The driver stamps, for
+//! each request whose span is recorded:
+//!
+//! - *written*: when it took the request's bytes for the socket write;
+//! - *ahead done*: when the answer to the request just ahead of it was
+//!   complete (its ReadyForQuery read), if one was in flight;
+//! - *done*: when its own ReadyForQuery was read.
+//!
+//! The server starts on a request at the later of *written* and *ahead
+//! done* (what the server does in between cannot be seen from the client;
+//! this is the closest observable point). Then:
+//!
+//! - `pgpipe.queue_time_us` = from the call to that start: the wait to be
+//!   written plus the wait behind earlier requests' answers;
+//! - `pgpipe.server_time_us` = from that start to *done*: the server's work
+//!   on this request and the network. The caller's own decoding after
+//!   *done* is in neither.
+//!
+//! Stamps are clock readings of the driver taken once per write batch and
+//! once per read, so answers that arrive in one read share one reading
+//! (a pipelined request whose answer arrived together with the one ahead
+//! of it shows a server time near zero). They are taken only while a
+//! subscriber records pgpipe's `DEBUG` spans. Operations of several
+//! requests (`batch`, `prepare`, `commit`) do not record them; a stream
+//! records them when it ends, and an operation retried after a stale
+//! cached statement records its last attempt. They are span fields only:
+//! no metric carries them.
 //!
 //! With `tracing-opentelemetry`, `otel.name` becomes the span name, so an
 //! OpenTelemetry backend shows `get_messages` rather than a generic name.
@@ -36,6 +70,12 @@
 //! no clock read and no allocation.
 //!
 //! A stream's span stays open until the stream is drained or dropped.
+//! A COPY's span covers the whole COPY: from the statement until
+//! [`finish`](crate::CopyIn::finish) (with the rows copied), a failure
+//! (with its error fields), [`abort`](crate::CopyIn::abort) or drop (0
+//! rows); for `copy_out`, until the data ends (the server's row count)
+//! or the stream is dropped. `portal_fetch` records the rows of that
+//! fetch.
 //!
 //! # Metrics (feature `metrics`)
 //!
@@ -63,7 +103,7 @@
 pub(crate) mod metrics;
 mod span;
 
-pub(crate) use span::{sql_of, traced, with_summary, Op, Timing};
+pub(crate) use span::{request_timing_enabled, sql_of, traced, with_summary, Op, Timing};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

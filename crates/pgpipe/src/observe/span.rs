@@ -9,7 +9,7 @@ use tracing::field::Empty;
 use tracing::Span;
 
 use crate::config::Host;
-use crate::driver::Shared;
+use crate::driver::{Shared, Slot};
 use crate::Error;
 
 /// The target every pgpipe operation span is recorded under.
@@ -45,20 +45,24 @@ pub(crate) struct Op {
 impl Op {
     /// Opens the span of `operation` on the connection behind `shared`;
     /// `sql` is recorded only when [`record_query_text`](super::record_query_text) is on.
+    ///
+    /// Every field known now is given to the span as it is created (the
+    /// macro evaluates them only when the span is enabled): one call into
+    /// the subscriber instead of one per field.
     #[inline]
     pub(crate) fn start(operation: &'static str, shared: Option<&Shared>, sql: Option<&str>) -> Op {
         let span = tracing::debug_span!(
             target: TARGET,
             "pgpipe.operation",
-            otel.name = Empty,
+            otel.name = summary().unwrap_or(operation),
             otel.kind = "client",
             db.system.name = "postgresql",
-            db.namespace = Empty,
+            db.namespace = shared.and_then(|s| s.database.get()).map(String::as_str),
             db.operation.name = operation,
-            db.query.summary = Empty,
-            db.query.text = Empty,
-            server.address = Empty,
-            server.port = Empty,
+            db.query.summary = summary(),
+            db.query.text = sql.filter(|_| super::query_text_enabled()),
+            server.address = shared.map(|s| tracing::field::display(Peer(s))),
+            server.port = shared.map(|s| s.cancel.port),
             db.response.status_code = Empty,
             error.type = Empty,
             db.response.returned_rows = Empty,
@@ -78,26 +82,34 @@ impl Op {
                 summary: None,
             };
         }
-        let summary = summary();
-        if enabled {
-            span.record("otel.name", summary.unwrap_or(operation));
-            if let Some(s) = summary {
-                span.record("db.query.summary", s);
-            }
-            if let (Some(sql), true) = (sql, super::query_text_enabled()) {
-                span.record("db.query.text", sql);
-            }
-            if let Some(shared) = shared {
-                record_peer(&span, shared);
-            }
-        }
         Op {
             span,
             start: Some(Instant::now()),
             #[cfg(feature = "metrics")]
             operation,
             #[cfg(feature = "metrics")]
-            summary,
+            summary: summary(),
+        }
+    }
+
+    /// An operation nobody traces (a placeholder until the real one is
+    /// attached).
+    pub(crate) fn none() -> Op {
+        Op {
+            span: Span::none(),
+            start: None,
+            #[cfg(feature = "metrics")]
+            operation: "",
+            #[cfg(feature = "metrics")]
+            summary: None,
+        }
+    }
+
+    /// Records the queue and server time of the operation's one request
+    /// (a stream's, once it has ended), timed from the operation's start.
+    pub(crate) fn record_times(&self, slot: &Slot) {
+        if let (Some(start), false) = (self.start, self.span.is_disabled()) {
+            record_times(&self.span, start, slot);
         }
     }
 
@@ -125,7 +137,7 @@ impl Op {
 
     /// [`finish`](Self::finish) with the outcome already reduced to a row
     /// count (for streams, which end long after they were started). Only
-    /// the first call records anything.
+    /// the first call records anything; it closes the span.
     pub(crate) fn end(&mut self, outcome: Result<u64, &Error>) {
         let Some(_start) = self.start.take() else {
             return;
@@ -151,64 +163,92 @@ impl Op {
             _start.elapsed(),
             outcome.err(),
         );
+        // The operation is over: its span closes now, even if what holds
+        // it (a drained stream, a finished COPY) lives on.
+        self.span = Span::none();
     }
 }
 
-fn record_peer(span: &Span, shared: &Shared) {
-    if let Some(db) = shared.database.get() {
-        span.record("db.namespace", db.as_str());
+/// `server.address` of a connection, written only if a subscriber asks.
+struct Peer<'a>(&'a Shared);
+
+impl std::fmt::Display for Peer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0.cancel.host {
+            Host::Tcp(host) => f.write_str(host),
+            Host::Unix(dir) => write!(f, "{}", dir.display()),
+        }
     }
-    match &shared.cancel.host {
-        Host::Tcp(host) => span.record("server.address", host.as_str()),
-        Host::Unix(dir) => span.record("server.address", dir.display().to_string().as_str()),
-    };
-    span.record("server.port", shared.cancel.port);
 }
 
-/// Clock readings of one request inside an operation: when it started
-/// waiting and when it was handed to the connection. Reads no clock unless
-/// the current span records it.
+/// Whether requests made now should be timed by the driver: a subscriber
+/// is interested in pgpipe's `DEBUG` operation spans. With none (or one at
+/// `INFO`), this stops at tracing's level check and no clock is read.
+#[inline]
+pub(crate) fn request_timing_enabled() -> bool {
+    tracing::enabled!(target: TARGET, tracing::Level::DEBUG)
+}
+
+/// The queue and server time of one request inside an operation, recorded
+/// on the current span. Reads no clock unless a subscriber records the
+/// span (then one at the call; the driver stamps the rest, see
+/// the driver's `Stamps` on the request's slot).
 pub(crate) struct Timing {
     start: Option<Instant>,
+    /// Requests of others in flight when this one was handed over.
+    ahead: u64,
 }
 
 impl Timing {
     /// Starts timing a request of the operation whose span is current.
     #[inline]
     pub(crate) fn start() -> Timing {
-        let on = tracing::enabled!(target: TARGET, tracing::Level::DEBUG);
         Timing {
-            start: on.then(Instant::now),
+            start: request_timing_enabled().then(Instant::now),
+            ahead: 0,
         }
     }
 
-    /// The request was handed to the connection, with `ahead` requests of
-    /// others in flight there. Records the queue time; returns the timing
-    /// of the server part.
+    /// The request was handed to the connection, with the requests of
+    /// others in flight there counted.
     #[inline]
-    pub(crate) fn sent(self, shared: &Shared) -> Timing {
+    pub(crate) fn sent(mut self, shared: &Shared) -> Timing {
         #[cfg(feature = "metrics")]
         super::metrics::pipeline_depth(shared.outstanding());
-        let Some(start) = self.start else {
-            return self;
-        };
-        let now = Instant::now();
-        let span = Span::current();
-        span.record("pgpipe.queue_time_us", micros(now - start));
-        span.record(
-            "pgpipe.requests_ahead",
-            shared.outstanding().saturating_sub(1) as u64,
-        );
-        Timing { start: Some(now) }
+        if self.start.is_some() {
+            self.ahead = shared.outstanding().saturating_sub(1) as u64;
+        }
+        self
     }
 
-    /// The whole response was read: records the server time.
+    /// The whole response was read: records the requests ahead and the
+    /// queue and server times from the driver's stamps on `slot`.
     #[inline]
-    pub(crate) fn answered(self) {
-        if let Some(sent) = self.start {
-            Span::current().record("pgpipe.server_time_us", micros(sent.elapsed()));
+    pub(crate) fn answered(self, slot: &Slot) {
+        if let Some(start) = self.start {
+            let span = Span::current();
+            span.record("pgpipe.requests_ahead", self.ahead);
+            record_times(&span, start, slot);
         }
     }
+}
+
+/// Records `pgpipe.queue_time_us` and `pgpipe.server_time_us` of a request
+/// made at `start` whose answer `slot` holds (nothing if the driver did
+/// not stamp it: the connection failed, or it was not timed).
+pub(crate) fn record_times(span: &Span, start: Instant, slot: &Slot) {
+    let stamps = slot.stamps();
+    let (Some(server_start), Some(done)) = (stamps.server_start(), stamps.done) else {
+        return;
+    };
+    span.record(
+        "pgpipe.queue_time_us",
+        micros(server_start.saturating_duration_since(start)),
+    );
+    span.record(
+        "pgpipe.server_time_us",
+        micros(done.saturating_duration_since(server_start)),
+    );
 }
 
 fn micros(d: std::time::Duration) -> u64 {

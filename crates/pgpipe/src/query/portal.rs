@@ -53,8 +53,24 @@ impl Client {
         S: ToStatement + ?Sized,
         P: Params,
     {
-        let shared = self.shared();
         let statement = statement.to_statement();
+        let bind = self.bind_portal_untraced(statement, params);
+        crate::observe::traced(
+            "bind_portal",
+            Some(self.shared()),
+            crate::observe::sql_of(&statement),
+            |_| 0,
+            bind,
+        )
+        .await
+    }
+
+    async fn bind_portal_untraced<P: Params>(
+        &self,
+        statement: StatementRef<'_>,
+        params: P,
+    ) -> Result<Portal, Error> {
+        let shared = self.shared();
         if let StatementRef::Prepared(stmt) = statement {
             check_prepared(shared, stmt, &params)?;
         }
@@ -133,6 +149,17 @@ impl Portal {
     /// Cancel safe: a fetch dropped mid-way discards its rows, which the
     /// portal then no longer returns.
     pub async fn fetch(&mut self, max_rows: u32) -> Result<Vec<Row>, Error> {
+        use tracing::Instrument;
+        let op = crate::observe::Op::start("portal_fetch", Some(&self.shared), None);
+        let fetched = self
+            .fetch_untraced(max_rows)
+            .instrument(op.span().clone())
+            .await;
+        op.finish(&fetched, |rows| rows.len() as u64);
+        fetched
+    }
+
+    async fn fetch_untraced(&mut self, max_rows: u32) -> Result<Vec<Row>, Error> {
         if self.exhausted {
             return Ok(Vec::new());
         }

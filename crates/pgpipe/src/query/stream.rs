@@ -90,8 +90,14 @@ impl RowStream {
         let polled = self.poll_inner(cx);
         match &polled {
             Poll::Ready(Some(Ok(_))) => self.rows += 1,
-            Poll::Ready(Some(Err(e))) => self.op.end(Err(e)),
-            Poll::Ready(None) => self.op.end(Ok(self.rows)),
+            Poll::Ready(Some(Err(e))) => {
+                self.op.record_times(self.responses.slot());
+                self.op.end(Err(e))
+            }
+            Poll::Ready(None) => {
+                self.op.record_times(self.responses.slot());
+                self.op.end(Ok(self.rows))
+            }
             Poll::Pending => {}
         }
         polled
