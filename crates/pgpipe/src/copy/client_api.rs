@@ -52,6 +52,12 @@ impl Client {
     /// missing column is an error here and a row that does not fit is one
     /// before any data is sent.
     ///
+    /// `T` is a tuple, a list of values, or a `#[derive(ToRow)]` struct
+    /// (see [`ToRow`](crate::ToRow)): for a struct with named fields an
+    /// empty `columns` means the struct's own columns (field names, with
+    /// `rename`/`rename_all` applied); an explicit list wins and is matched
+    /// to the fields by position.
+    ///
     /// Column names are quoted identifiers; `table` is SQL text (a
     /// schema-qualified name such as `mail.message`; quote it yourself if
     /// it needs quoting).
@@ -62,6 +68,10 @@ impl Client {
         table: &str,
         columns: &[&str],
     ) -> Result<BinaryCopyWriter<T>, Error> {
+        let columns = match T::column_names() {
+            Some(names) if columns.is_empty() => names,
+            _ => columns,
+        };
         let start = async {
             let described = describe_target(self, table, columns).await?;
             let started = BinaryCopyWriter::start(self, table, columns, described).await;

@@ -36,8 +36,14 @@ use crate::{Client, Error};
 ///
 /// # Cancel safety
 ///
-/// Dropping it before the end is safe: the driver discards the rest of the
-/// data and the connection serves the next request correctly.
+/// Dropping it before the end is safe and the connection serves the next
+/// request correctly. When this COPY is alone on the connection (nothing
+/// queued behind it, not inside a transaction), the drop sends the server
+/// a cancel request, so a half-read export of gigabytes stops instead of
+/// streaming to its end; the driver discards what is still on its way
+/// (and the server's "canceling statement" error) up to ReadyForQuery, and
+/// holds other requests back until then so that the cancel cannot hit
+/// them. Otherwise the driver drains the rest of the data.
 ///
 /// ```no_run
 /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
@@ -56,6 +62,9 @@ pub struct CopyOut {
     /// Overall format from CopyOutResponse: 0 text, 1 binary.
     format: Option<i8>,
     done: bool,
+    /// Not started inside a transaction: a drop may cancel it (a cancel
+    /// would abort the caller's transaction).
+    cancel_on_drop: bool,
 }
 
 impl CopyOut {
@@ -80,6 +89,7 @@ impl CopyOut {
             rows: None,
             format: None,
             done: false,
+            cancel_on_drop: client.session() == crate::driver::NO_SESSION,
         })
     }
 
@@ -168,6 +178,61 @@ impl CopyOut {
                 },
             }
         }
+    }
+}
+
+/// How long a dropped COPY OUT's cancel may take before the connection,
+/// whose state is then unknown, is closed.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl Drop for CopyOut {
+    fn drop(&mut self) {
+        if self.done || !self.cancel_on_drop {
+            return;
+        }
+        // Race-free only when this COPY is the one request queued or in
+        // flight, in an implicit transaction: `gate_for_cancel` then holds
+        // every later request back until our ReadyForQuery, so the cancel
+        // can only hit this COPY (or an idle backend, which ignores it).
+        // Otherwise the driver drains the rest, as it does for any
+        // abandoned response.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let slot = self.responses.slot().clone();
+        if self.shared.transaction_status() != b'I' || !self.shared.gate_for_cancel(&slot) {
+            return;
+        }
+        // Reopens the gate however the task ends (even if the runtime drops
+        // it unpolled).
+        let gate = OpenGateOnDrop(self.shared.clone());
+        // The Responses are dropped right after this (abandoned: the driver
+        // discards the data and the 57014 error up to ReadyForQuery).
+        runtime.spawn(async move {
+            let shared = &gate.0;
+            let ended = tokio::time::timeout(CANCEL_GRACE, async {
+                let _ = shared.cancel.cancel().await;
+                slot.wait_done().await;
+            })
+            .await;
+            if ended.is_err() {
+                // A late cancel could hit the next request: give up the
+                // connection (queued requests fail as closed, never sent).
+                shared.abort(Error::new(
+                    ErrorKind::Closed,
+                    "a dropped COPY OUT did not end after a cancel; connection closed",
+                ));
+            }
+            drop(gate);
+        });
+    }
+}
+
+struct OpenGateOnDrop(Arc<Shared>);
+
+impl Drop for OpenGateOnDrop {
+    fn drop(&mut self) {
+        self.0.open_gate();
     }
 }
 
