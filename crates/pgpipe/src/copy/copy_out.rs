@@ -190,41 +190,84 @@ impl Drop for CopyOut {
         if self.done || !self.cancel_on_drop {
             return;
         }
-        // Race-free only when this COPY is the one request queued or in
-        // flight, in an implicit transaction: `gate_for_cancel` then holds
-        // every later request back until our ReadyForQuery, so the cancel
-        // can only hit this COPY (or an idle backend, which ignores it).
-        // Otherwise the driver drains the rest, as it does for any
-        // abandoned response.
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let slot = self.responses.slot().clone();
-        if self.shared.transaction_status() != b'I' || !self.shared.gate_for_cancel(&slot) {
+        if self.shared.transaction_status() != b'I' {
             return;
         }
-        // Reopens the gate however the task ends (even if the runtime drops
-        // it unpolled).
-        let gate = OpenGateOnDrop(self.shared.clone());
+        let shared = self.shared.clone();
+        let slot = self.responses.slot().clone();
         // The Responses are dropped right after this (abandoned: the driver
-        // discards the data and the 57014 error up to ReadyForQuery).
-        runtime.spawn(async move {
-            let shared = &gate.0;
-            let ended = tokio::time::timeout(CANCEL_GRACE, async {
-                let _ = shared.cancel.cancel().await;
-                slot.wait_done().await;
-            })
-            .await;
-            if ended.is_err() {
-                // A late cancel could hit the next request: give up the
-                // connection (queued requests fail as closed, never sent).
-                shared.abort(Error::new(
-                    ErrorKind::Closed,
-                    "a dropped COPY OUT did not end after a cancel; connection closed",
-                ));
+        // discards the data, and the 57014 error a cancel causes, up to
+        // ReadyForQuery).
+        if taken_by_driver(&shared, &slot) {
+            // Decided now, before the caller can queue anything else.
+            if shared.gate_for_cancel(&slot) {
+                runtime.spawn(cancel_gated(OpenGateOnDrop(shared), slot));
             }
-            drop(gate);
-        });
+        } else {
+            runtime.spawn(cancel_dropped(shared, slot));
+        }
+    }
+}
+
+/// Whether the driver has taken `slot`'s request out of the queue (it is
+/// written or being written), on an open connection.
+fn taken_by_driver(shared: &Shared, slot: &Arc<crate::driver::Slot>) -> bool {
+    let q = shared.lock();
+    q.closed.is_none() && !q.slots.iter().any(|s| Arc::ptr_eq(s, slot))
+}
+
+/// Cancels a dropped COPY OUT if that is race-free, else leaves it to the
+/// driver to drain.
+///
+/// Race-free only when this COPY is the one request queued or in flight,
+/// in an implicit transaction: `gate_for_cancel` then holds every later
+/// request back until our ReadyForQuery, so the cancel can only hit this
+/// COPY (or an idle backend, which ignores it). The gate stops the driver
+/// from taking queued bytes, so it is closed only once the driver has
+/// taken this request (a COPY dropped right after `copy_out` returned may
+/// not have been written yet).
+async fn cancel_dropped(shared: Arc<Shared>, slot: Arc<crate::driver::Slot>) {
+    let taken = tokio::time::timeout(CANCEL_GRACE, async {
+        loop {
+            if slot.is_done() || shared.outstanding() != 1 {
+                return false;
+            }
+            if taken_by_driver(&shared, &slot) {
+                return true;
+            }
+            if shared.lock().closed.is_some() {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+    })
+    .await;
+    if taken != Ok(true) || !shared.gate_for_cancel(&slot) {
+        return;
+    }
+    cancel_gated(OpenGateOnDrop(shared), slot).await;
+}
+
+/// Sends the cancel for a gated COPY OUT and waits for its end; `gate`
+/// reopens the gate however this ends (even if the runtime drops the task
+/// unpolled).
+async fn cancel_gated(gate: OpenGateOnDrop, slot: Arc<crate::driver::Slot>) {
+    let shared = &gate.0;
+    let ended = tokio::time::timeout(CANCEL_GRACE, async {
+        let _ = shared.cancel.cancel().await;
+        slot.wait_done().await;
+    })
+    .await;
+    if ended.is_err() {
+        // A late cancel could hit the next request: give up the connection
+        // (queued requests fail as closed, never sent).
+        shared.abort(Error::new(
+            ErrorKind::Closed,
+            "a dropped COPY OUT did not end after a cancel; connection closed",
+        ));
     }
 }
 
