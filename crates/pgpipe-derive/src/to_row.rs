@@ -33,7 +33,10 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             "has no effect on a ToRow field: a field is written as its own type to the column of its name",
         )?;
         if let Some(field_ident) = &field.ident {
-            names.push((pg_name(field_ident, &member, &container), field_ident.span()));
+            names.push((
+                pg_name(field_ident, &member, &container),
+                field_ident.span(),
+            ));
         } else if let Some(rename) = &member.rename {
             return Err(syn::Error::new(
                 rename.span,
@@ -74,15 +77,19 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         .zip(&encode_ty)
         .map(|(a, e)| quote!(#e::type_ref(&#a)));
     let named_types = refs.clone().map(|r| quote!(#r.is_named()));
-    let checks = access.iter().zip(&encode_ty).enumerate().map(|(i, (a, e))| {
-        quote! {
-            if let ::std::option::Option::Some(__ty) = __types.get(#i) {
-                if !#e::accepts(&#a, __ty) {
-                    return ::std::result::Result::Err((#i, #e::rust_type(&#a)));
+    let checks = access
+        .iter()
+        .zip(&encode_ty)
+        .enumerate()
+        .map(|(i, (a, e))| {
+            quote! {
+                if let ::std::option::Option::Some(__ty) = __types.get(#i) {
+                    if !#e::accepts(&#a, __ty) {
+                        return ::std::result::Result::Err((#i, #e::rust_type(&#a)));
+                    }
                 }
             }
-        }
-    });
+        });
     let encodes = access.iter().enumerate().map(|(i, a)| {
         quote! {
             ::pgpipe::__private::encode_param(&#a, #i, __types, __writer)?;

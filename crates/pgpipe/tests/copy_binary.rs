@@ -258,10 +258,7 @@ async fn a_type_that_does_not_fit_fails_before_any_data_is_sent() {
             #[pg(rename = "nope")]
             name: String,
         }
-        let e = client
-            .copy_in_rows::<Stray>("n", &[])
-            .await
-            .unwrap_err();
+        let e = client.copy_in_rows::<Stray>("n", &[]).await.unwrap_err();
         assert_eq!(e.code().map(|c| c.code()), Some("42703"), "{e}");
         assert!(e.to_string().contains("nope"), "{e}");
         // A missing column: refused when the writer is made.

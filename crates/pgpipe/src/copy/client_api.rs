@@ -37,9 +37,13 @@ impl Client {
     }
 
     /// Runs a `COPY ... TO STDOUT` and streams its data (see [`CopyOut`]).
-    /// The statement is passed to the server as written.
+    /// The statement is passed to the server as written. Returns once the
+    /// server has started streaming (so an error in the statement is
+    /// returned here).
     ///
-    /// Cancel safe, and the stream may be dropped half-read.
+    /// Cancel safe, and the stream may be dropped half-read: alone on the
+    /// connection, the rest of the COPY is cancelled on the server rather
+    /// than streamed and discarded.
     pub async fn copy_out(&self, sql: &str) -> Result<CopyOut, Error> {
         let start = CopyOut::start(self, sql);
         crate::observe::traced("copy_out", Some(self.shared()), Some(sql), |_| 0, start).await

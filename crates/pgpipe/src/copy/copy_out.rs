@@ -62,6 +62,8 @@ pub struct CopyOut {
     /// Overall format from CopyOutResponse: 0 text, 1 binary.
     format: Option<i8>,
     done: bool,
+    /// The first chunk, read by `start` to know the server is streaming.
+    first: Option<Bytes>,
     /// Not started inside a transaction: a drop may cancel it (a cancel
     /// would abort the caller's transaction).
     cancel_on_drop: bool,
@@ -82,7 +84,7 @@ impl CopyOut {
                 Ok(())
             })
             .await?;
-        Ok(CopyOut {
+        let mut out = CopyOut {
             shared,
             responses,
             error: None,
@@ -90,7 +92,17 @@ impl CopyOut {
             format: None,
             done: false,
             cancel_on_drop: client.session() == crate::driver::NO_SESSION,
-        })
+            first: None,
+        };
+        // Wait for the server to start streaming (CopyOutResponse and the
+        // first data), so that its errors are this call's and a drop knows
+        // the COPY is running on the server (see `Drop`).
+        match out.next().await {
+            Some(Ok(chunk)) => out.first = Some(chunk),
+            Some(Err(e)) => return Err(e),
+            None => {}
+        }
+        Ok(out)
     }
 
     /// The next chunk of data; `None` at the end.
@@ -122,6 +134,9 @@ impl CopyOut {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Bytes, Error>>> {
+        if let Some(first) = self.first.take() {
+            return Poll::Ready(Some(Ok(first)));
+        }
         if self.done {
             return Poll::Ready(None);
         }
@@ -183,72 +198,35 @@ impl CopyOut {
 
 /// How long a dropped COPY OUT's cancel may take before the connection,
 /// whose state is then unknown, is closed.
-const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Drop for CopyOut {
     fn drop(&mut self) {
-        if self.done || !self.cancel_on_drop {
+        // `format` is set: the server answered CopyOutResponse, so it is
+        // running this COPY (or has just finished it).
+        if self.done || !self.cancel_on_drop || self.format.is_none() {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        // Race-free only when this COPY is the one request queued or in
+        // flight, in an implicit transaction: `gate_for_cancel` then holds
+        // every later request back until our ReadyForQuery, so the cancel
+        // can only hit this COPY (or, if it has just ended, an idle backend,
+        // which ignores it). Decided now, before the caller can queue
+        // anything else; otherwise the driver drains the rest.
         if self.shared.transaction_status() != b'I' {
             return;
         }
-        let shared = self.shared.clone();
         let slot = self.responses.slot().clone();
-        // The Responses are dropped right after this (abandoned: the driver
-        // discards the data, and the 57014 error a cancel causes, up to
-        // ReadyForQuery).
-        if taken_by_driver(&shared, &slot) {
-            // Decided now, before the caller can queue anything else.
-            if shared.gate_for_cancel(&slot) {
-                runtime.spawn(cancel_gated(OpenGateOnDrop(shared), slot));
-            }
-        } else {
-            runtime.spawn(cancel_dropped(shared, slot));
+        if self.shared.gate_for_cancel(&slot) {
+            // The Responses are dropped right after this (abandoned: the
+            // driver discards the data, and the 57014 error the cancel
+            // causes, up to ReadyForQuery).
+            runtime.spawn(cancel_gated(OpenGateOnDrop(self.shared.clone()), slot));
         }
     }
-}
-
-/// Whether the driver has taken `slot`'s request out of the queue (it is
-/// written or being written), on an open connection.
-fn taken_by_driver(shared: &Shared, slot: &Arc<crate::driver::Slot>) -> bool {
-    let q = shared.lock();
-    q.closed.is_none() && !q.slots.iter().any(|s| Arc::ptr_eq(s, slot))
-}
-
-/// Cancels a dropped COPY OUT if that is race-free, else leaves it to the
-/// driver to drain.
-///
-/// Race-free only when this COPY is the one request queued or in flight,
-/// in an implicit transaction: `gate_for_cancel` then holds every later
-/// request back until our ReadyForQuery, so the cancel can only hit this
-/// COPY (or an idle backend, which ignores it). The gate stops the driver
-/// from taking queued bytes, so it is closed only once the driver has
-/// taken this request (a COPY dropped right after `copy_out` returned may
-/// not have been written yet).
-async fn cancel_dropped(shared: Arc<Shared>, slot: Arc<crate::driver::Slot>) {
-    let taken = tokio::time::timeout(CANCEL_GRACE, async {
-        loop {
-            if slot.is_done() || shared.outstanding() != 1 {
-                return false;
-            }
-            if taken_by_driver(&shared, &slot) {
-                return true;
-            }
-            if shared.lock().closed.is_some() {
-                return false;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-        }
-    })
-    .await;
-    if taken != Ok(true) || !shared.gate_for_cancel(&slot) {
-        return;
-    }
-    cancel_gated(OpenGateOnDrop(shared), slot).await;
 }
 
 /// Sends the cancel for a gated COPY OUT and waits for its end; `gate`

@@ -129,10 +129,9 @@ impl<'a> Lexer<'a> {
                 Token::Other
             }
             c if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 => {
-                while self
-                    .peek(0)
-                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80)
-                {
+                while self.peek(0).is_some_and(|c| {
+                    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
+                }) {
                     self.i += 1;
                 }
                 let word = &self.s[start..self.i];

@@ -73,7 +73,12 @@ impl RawConn {
             let (tag, body) = self.read_message().await?;
             match tag {
                 b'G' => break,
-                b'E' => return Err(BenchError::new(format!("raw: copy: {}", super::error_text(&body)))),
+                b'E' => {
+                    return Err(BenchError::new(format!(
+                        "raw: copy: {}",
+                        super::error_text(&body)
+                    )))
+                }
                 _ => {}
             }
         }
@@ -100,8 +105,9 @@ impl RawConn {
         let mut error = None;
         loop {
             while self.rbuf.len() >= 5 {
-                let len = u32::from_be_bytes([self.rbuf[1], self.rbuf[2], self.rbuf[3], self.rbuf[4]])
-                    as usize;
+                let len =
+                    u32::from_be_bytes([self.rbuf[1], self.rbuf[2], self.rbuf[3], self.rbuf[4]])
+                        as usize;
                 if len < 4 {
                     return Err(BenchError::new("raw: bad message length"));
                 }
