@@ -262,7 +262,7 @@ impl DriverKind {
                 Some("raw cannot express read-then-update (two dependent phases)")
             }
             (D::Raw, Workload::Stream) => Some("raw has no streaming API to measure"),
-            (D::Raw | D::Pgbench, Workload::Copy) => Some("not measured in this workload"),
+            (D::Pgbench, Workload::Copy) => Some("not measured in this workload"),
             _ => None,
         }
     }

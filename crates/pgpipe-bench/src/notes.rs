@@ -112,6 +112,8 @@ pub fn shape_note(driver: DriverKind, variant: &Variant) -> Option<String> {
         (Shape::Copy(CopyCase::In), D::Pgpipe) => "copy_in_rows: typed tuples, binary, TRUNCATE included".into(),
         (Shape::Copy(CopyCase::In), D::TokioPostgres) => "BinaryCopyInWriter: &[&dyn ToSql] per row, binary, TRUNCATE included".into(),
         (Shape::Copy(CopyCase::In), D::Sqlx) => "copy_in_raw: rows formatted as COPY text by the adapter, 64 KiB sends, TRUNCATE included".into(),
+        (Shape::Copy(CopyCase::In), D::Raw) => "floor: rows pre-encoded once as binary CopyData, one write per COPY, TRUNCATE included".into(),
+        (Shape::Copy(CopyCase::Out), D::Raw) => "floor: binary COPY OUT read in 256 KiB reads and skipped, no decoding".into(),
         (Shape::Copy(CopyCase::Out), D::Pgpipe) => "copy_out_rows: every value decoded into (i64, String, f64, SystemTime)".into(),
         (Shape::Copy(CopyCase::Out), D::TokioPostgres) => "BinaryCopyOutStream: every value decoded (try_get)".into(),
         (Shape::Copy(CopyCase::Out), D::Sqlx) => "copy_out_raw: bytes only, rows counted (sqlx has no COPY decoder)".into(),

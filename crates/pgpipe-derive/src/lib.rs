@@ -26,6 +26,7 @@ mod from_row;
 mod newtype;
 mod pg_enum;
 mod query;
+mod to_row;
 mod util;
 
 fn finish(result: syn::Result<proc_macro2::TokenStream>) -> TokenStream {
@@ -103,6 +104,46 @@ fn finish(result: syn::Result<proc_macro2::TokenStream>) -> TokenStream {
 pub fn derive_from_row(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     finish(from_row::expand(&input))
+}
+
+/// A struct as one row of a typed binary COPY (`ToRow`): its fields are
+/// the row's values, in order, and (for named fields) their names are the
+/// COPY's column list, so `client.copy_in_rows::<T>(table, &[])` copies
+/// into exactly the struct's columns.
+///
+/// Generated: `pgpipe::Params` (each field must be `Encode`; `Option<T>`
+/// writes NULL) and the marker `pgpipe::ToRow`. Every field's type is
+/// checked against the type the server describes for its column before
+/// the row is buffered, so a field that does not fit (an `i64` for an
+/// `int4` column) fails before any data is sent. Fields may borrow
+/// (`&'a str`).
+///
+/// Attributes, as for `FromRow`: `#[pg(rename_all = "...")]` on the
+/// struct and `#[pg(rename = "column")]` on a field. A tuple struct writes
+/// its fields by position (pass the column list explicitly).
+///
+/// ```
+/// use pgpipe::ToRow;
+///
+/// #[derive(ToRow)]
+/// struct NewMessage<'a> {
+///     id: i64,
+///     #[pg(rename = "subject")]
+///     title: &'a str,
+///     body: Option<Vec<u8>>, // None is NULL
+/// }
+///
+/// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+/// // COPY mail.message (id, subject, body) FROM STDIN (FORMAT binary)
+/// let mut copy = client.copy_in_rows::<NewMessage>("mail.message", &[]).await?;
+/// copy.write(&NewMessage { id: 1, title: "hello", body: None }).await?;
+/// assert_eq!(copy.finish().await?, 1);
+/// # Ok(()) }
+/// ```
+#[proc_macro_derive(ToRow, attributes(pg))]
+pub fn derive_to_row(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    finish(to_row::expand(&input))
 }
 
 /// A struct as a PostgreSQL composite type (`Composite`): `Encode`,

@@ -52,6 +52,13 @@ pub trait Params {
         types: Option<&[Type]>,
         writer: &mut ParamWriter<'_>,
     ) -> Result<(), EncodeError>;
+
+    /// The column each value goes to, in order, when the list is a row
+    /// type that names its columns (`#[derive(ToRow)]` structs); `None`
+    /// (the default) for tuples and slices, whose values are positional.
+    fn column_names() -> Option<&'static [&'static str]> {
+        None
+    }
 }
 
 /// Encodes one value for parameter `index`, as [`Params::encode`] describes.
@@ -102,6 +109,9 @@ impl<P: Params + ?Sized> Params for &P {
         writer: &mut ParamWriter<'_>,
     ) -> Result<(), EncodeError> {
         (**self).encode(types, writer)
+    }
+    fn column_names() -> Option<&'static [&'static str]> {
+        P::column_names()
     }
 }
 

@@ -4,6 +4,9 @@
 //! release.
 
 pub use bytes::BytesMut;
+pub use pgpipe_proto::frontend::ParamWriter;
+pub use pgpipe_proto::EncodeError;
+pub use pgpipe_types::encode_param;
 
 pub use crate::query::from_row::{check_column, column_index, non_null, FromRow};
 pub use crate::query::{Column, Row};

@@ -40,7 +40,7 @@ pub use config::{
 };
 pub use connect::{connect, connect_with_driver};
 pub use copy::{
-    BinaryCopyWriter, CopyIn, CopyOut, CopyOutReader, CopyOutRows, OnConflict, UpsertCounts,
+    BinaryCopyWriter, CopyIn, CopyOut, CopyOutReader, CopyOutRows, OnConflict, ToRow, UpsertCounts,
 };
 pub use driver::{CancelToken, Connection};
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};
@@ -58,7 +58,7 @@ pub use query::{
 pub use transaction::{IsolationLevel, RetryPolicy, Transaction, TransactionBuilder};
 
 #[cfg(feature = "derive")]
-pub use pgpipe_derive::{Composite, Decode, Encode, FromRow, PgEnum, Query};
+pub use pgpipe_derive::{Composite, Decode, Encode, FromRow, PgEnum, Query, ToRow};
 pub use pgpipe_types::{Decode, Encode, Params, Type};
 
 #[doc(hidden)]

@@ -62,9 +62,13 @@ impl Client {
     }
 
     /// Runs a `COPY ... TO STDOUT` and streams its data (see [`CopyOut`]).
-    /// The statement is passed to the server as written.
+    /// The statement is passed to the server as written. Returns once the
+    /// server has started streaming (so an error in the statement is
+    /// returned here).
     ///
-    /// Cancel safe, and the stream may be dropped half-read.
+    /// Cancel safe, and the stream may be dropped half-read: alone on the
+    /// connection, the rest of the COPY is cancelled on the server rather
+    /// than streamed and discarded.
     pub async fn copy_out(&self, sql: &str) -> Result<CopyOut, Error> {
         let start = CopyOut::start(self, sql);
         traced_copy(self, "copy_out", Some(sql), start, CopyOut::set_op).await
@@ -77,6 +81,12 @@ impl Client {
     /// missing column is an error here and a row that does not fit is one
     /// before any data is sent.
     ///
+    /// `T` is a tuple, a list of values, or a `#[derive(ToRow)]` struct
+    /// (see [`ToRow`](crate::ToRow)): for a struct with named fields an
+    /// empty `columns` means the struct's own columns (field names, with
+    /// `rename`/`rename_all` applied); an explicit list wins and is matched
+    /// to the fields by position.
+    ///
     /// Column names are quoted identifiers; `table` is SQL text (a
     /// schema-qualified name such as `mail.message`; quote it yourself if
     /// it needs quoting).
@@ -87,6 +97,10 @@ impl Client {
         table: &str,
         columns: &[&str],
     ) -> Result<BinaryCopyWriter<T>, Error> {
+        let columns = match T::column_names() {
+            Some(names) if columns.is_empty() => names,
+            _ => columns,
+        };
         let start = async {
             let described = describe_target(self, table, columns).await?;
             let started = BinaryCopyWriter::start(self, table, columns, described).await;

@@ -37,8 +37,14 @@ use crate::{Client, Error};
 ///
 /// # Cancel safety
 ///
-/// Dropping it before the end is safe: the driver discards the rest of the
-/// data and the connection serves the next request correctly.
+/// Dropping it before the end is safe and the connection serves the next
+/// request correctly. When this COPY is alone on the connection (nothing
+/// queued behind it, not inside a transaction), the drop sends the server
+/// a cancel request, so a half-read export of gigabytes stops instead of
+/// streaming to its end; the driver discards what is still on its way
+/// (and the server's "canceling statement" error) up to ReadyForQuery, and
+/// holds other requests back until then so that the cancel cannot hit
+/// them. Otherwise the driver drains the rest of the data.
 ///
 /// ```no_run
 /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
@@ -60,6 +66,11 @@ pub struct CopyOut {
     /// The operation's span: open until the data ends or the stream is
     /// dropped.
     op: Op,
+    /// The first chunk, read by `start` to know the server is streaming.
+    first: Option<Bytes>,
+    /// Not started inside a transaction: a drop may cancel it (a cancel
+    /// would abort the caller's transaction).
+    cancel_on_drop: bool,
 }
 
 impl CopyOut {
@@ -77,7 +88,7 @@ impl CopyOut {
                 Ok(())
             })
             .await?;
-        Ok(CopyOut {
+        let mut out = CopyOut {
             shared,
             responses,
             error: None,
@@ -85,7 +96,18 @@ impl CopyOut {
             format: None,
             done: false,
             op: Op::none(),
-        })
+            cancel_on_drop: client.session() == crate::driver::NO_SESSION,
+            first: None,
+        };
+        // Wait for the server to start streaming (CopyOutResponse and the
+        // first data), so that its errors are this call's and a drop knows
+        // the COPY is running on the server (see `Drop`).
+        match out.next().await {
+            Some(Ok(chunk)) => out.first = Some(chunk),
+            Some(Err(e)) => return Err(e),
+            None => {}
+        }
+        Ok(out)
     }
 
     /// Hands the operation's span to this COPY: it stays open until the
@@ -139,6 +161,9 @@ impl CopyOut {
     }
 
     fn poll_chunk_untraced(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, Error>>> {
+        if let Some(first) = self.first.take() {
+            return Poll::Ready(Some(Ok(first)));
+        }
         if self.done {
             return Poll::Ready(None);
         }
@@ -198,19 +223,75 @@ impl CopyOut {
     }
 }
 
-/// Whether an error is the server's answer to the CopyFail we sent.
-fn is_our_copy_fail(fields: &pgpipe_proto::backend::ErrorFields) -> bool {
-    match crate::error::DbError::parse(fields) {
-        Ok(db) => db.message().contains("pgpipe: copy_out needs"),
-        Err(_) => false,
-    }
-}
+/// How long a dropped COPY OUT's cancel may take before the connection,
+/// whose state is then unknown, is closed.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Drop for CopyOut {
     fn drop(&mut self) {
         // Dropped before the end: the span closes now (the server's row
         // count is known only at the end).
         self.op.end(Ok(self.rows.unwrap_or(0)));
+        // `format` is set: the server answered CopyOutResponse, so it is
+        // running this COPY (or has just finished it).
+        if self.done || !self.cancel_on_drop || self.format.is_none() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        // Race-free only when this COPY is the one request queued or in
+        // flight, in an implicit transaction: `gate_for_cancel` then holds
+        // every later request back until our ReadyForQuery, so the cancel
+        // can only hit this COPY (or, if it has just ended, an idle backend,
+        // which ignores it). Decided now, before the caller can queue
+        // anything else; otherwise the driver drains the rest.
+        if self.shared.transaction_status() != b'I' {
+            return;
+        }
+        let slot = self.responses.slot().clone();
+        if self.shared.gate_for_cancel(&slot) {
+            // The Responses are dropped right after this (abandoned: the
+            // driver discards the data, and the 57014 error the cancel
+            // causes, up to ReadyForQuery).
+            runtime.spawn(cancel_gated(OpenGateOnDrop(self.shared.clone()), slot));
+        }
+    }
+}
+
+/// Sends the cancel for a gated COPY OUT and waits for its end; `gate`
+/// reopens the gate however this ends (even if the runtime drops the task
+/// unpolled).
+async fn cancel_gated(gate: OpenGateOnDrop, slot: Arc<crate::driver::Slot>) {
+    let shared = &gate.0;
+    let ended = tokio::time::timeout(CANCEL_GRACE, async {
+        let _ = shared.cancel.cancel().await;
+        slot.wait_done().await;
+    })
+    .await;
+    if ended.is_err() {
+        // A late cancel could hit the next request: give up the connection
+        // (queued requests fail as closed, never sent).
+        shared.abort(Error::new(
+            ErrorKind::Closed,
+            "a dropped COPY OUT did not end after a cancel; connection closed",
+        ));
+    }
+}
+
+struct OpenGateOnDrop(Arc<Shared>);
+
+impl Drop for OpenGateOnDrop {
+    fn drop(&mut self) {
+        self.0.open_gate();
+    }
+}
+
+/// Whether an error is the server's answer to the CopyFail we sent.
+fn is_our_copy_fail(fields: &pgpipe_proto::backend::ErrorFields) -> bool {
+    match crate::error::DbError::parse(fields) {
+        Ok(db) => db.message().contains("pgpipe: copy_out needs"),
+        Err(_) => false,
     }
 }
 

@@ -6,13 +6,17 @@
 mod client_api;
 mod copy_in;
 mod copy_out;
+mod refuse;
 mod sql;
+mod to_row;
 mod typed;
 mod upsert;
 
 pub use copy_in::CopyIn;
 pub use copy_out::{CopyOut, CopyOutReader};
+pub use to_row::ToRow;
 pub use typed::{BinaryCopyWriter, CopyOutRows};
 pub use upsert::{OnConflict, UpsertCounts};
 
+pub(crate) use refuse::{copy_in_reached_the_server, refuse_copy_from_stdin};
 pub(crate) use sql::quote_ident;

@@ -202,12 +202,14 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
     };
     let sql = match statement {
         StatementRef::Prepared(stmt) => {
+            crate::copy::refuse_copy_from_stdin(stmt.sql())?;
             bind(enc, stmt.name(), params, Some(stmt.params()), buf)?;
             end(buf)?;
             return Ok(Plan::Prepared(stmt.shared_columns().clone()));
         }
         StatementRef::Sql(sql) => sql,
     };
+    crate::copy::refuse_copy_from_stdin(sql)?;
     params.with_type_oids(|oids| {
         if !cache.enabled() {
             enc.parse("", sql, oids, buf).map_err(encode_error)?;

@@ -74,6 +74,10 @@ impl Client {
         if let StatementRef::Prepared(stmt) = statement {
             check_prepared(shared, stmt, &params)?;
         }
+        crate::copy::refuse_copy_from_stdin(match statement {
+            StatementRef::Sql(sql) => sql,
+            StatementRef::Prepared(stmt) => stmt.sql(),
+        })?;
         let name = shared.next_portal_name();
         let mut responses = shared
             .send(self.session(), Request::Statement, |enc, buf| {

@@ -85,7 +85,9 @@ pub(crate) async fn read_response(
                 Ok(Message::EmptyQueryResponse)
                 | Ok(Message::PortalSuspended)
                 | Ok(Message::CloseComplete) => {}
-                Ok(Message::CopyInResponse(_)) => shared.refuse_copy_in(),
+                Ok(Message::CopyInResponse(_)) => {
+                    error.get_or_insert(crate::copy::copy_in_reached_the_server(shared));
+                }
                 Ok(Message::CopyOutResponse(_))
                 | Ok(Message::CopyData(_))
                 | Ok(Message::CopyDone) => {

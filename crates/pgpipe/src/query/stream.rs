@@ -157,7 +157,9 @@ impl RowStream {
                 | Ok(Message::CloseComplete)
                 | Ok(Message::EmptyQueryResponse)
                 | Ok(Message::PortalSuspended) => {}
-                Ok(Message::CopyInResponse(_)) => self.shared.refuse_copy_in(),
+                Ok(Message::CopyInResponse(_)) => {
+                    self.error = Some(crate::copy::copy_in_reached_the_server(&self.shared));
+                }
                 Ok(Message::ErrorResponse(fields)) => {
                     self.error = Some(Error::from_server(&fields));
                 }

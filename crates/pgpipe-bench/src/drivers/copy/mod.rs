@@ -6,9 +6,13 @@
 //! `copy_out_rows`; tokio-postgres with `BinaryCopyInWriter` /
 //! `BinaryCopyOutStream`; sqlx has only raw bytes (`copy_in_raw`,
 //! `copy_out_raw`), so its adapter formats text rows itself on the way in
-//! and counts the bytes on the way out (no decoding: see the note).
+//! and counts the bytes on the way out (no decoding: see the note). The
+//! `raw` floor writes the rows pre-encoded (binary, framed once per
+//! process) straight to the socket and skips what comes out: the ceiling
+//! the server sets.
 
 pub mod pgpipe;
+pub mod raw;
 pub mod sqlx;
 pub mod tokio_postgres;
 
@@ -93,6 +97,8 @@ pub enum CopySession {
     TokioPostgres(tokio_postgres::Conn),
     /// sqlx.
     Sqlx(sqlx::Conn),
+    /// The raw floor.
+    Raw(raw::Conn),
 }
 
 impl CopySession {
@@ -108,6 +114,7 @@ impl CopySession {
                 CopySession::TokioPostgres(tokio_postgres::Conn::connect(url, case).await?)
             }
             DriverKind::Sqlx => CopySession::Sqlx(sqlx::Conn::connect(url, case).await?),
+            DriverKind::Raw => CopySession::Raw(raw::Conn::connect(url, case).await?),
             other => {
                 return Err(BenchError::new(format!(
                     "{other} does not run the copy workload"
@@ -122,6 +129,7 @@ impl CopySession {
             CopySession::Pgpipe(c) => c.op().await,
             CopySession::TokioPostgres(c) => c.op().await,
             CopySession::Sqlx(c) => c.op().await,
+            CopySession::Raw(c) => c.op().await,
         }
     }
 }

@@ -11,9 +11,11 @@ use std::time::Duration;
 use bytes::{Buf, BufMut, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+mod copy;
 mod drive;
 mod spec;
 
+pub use copy::encoded_rows;
 pub use spec::{RawCheck, RawSpec};
 
 use crate::catalog::Workload;
