@@ -334,9 +334,11 @@ async fn a_connect_that_stalls_after_authentication_ok_times_out() {
 /// error; a healed link connects over TLS.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connect_that_stalls_during_the_tls_handshake_times_out() {
+    // Started before the test's time bound counts: initdb and a server
+    // start take tens of seconds on a loaded machine (bounded in the testkit).
+    let tls =
+        TlsCluster::with_tls().unwrap_or_else(|e| panic!("cannot start the TLS cluster: {e}"));
     bounded(async {
-        let tls =
-            TlsCluster::with_tls().unwrap_or_else(|e| panic!("cannot start the TLS cluster: {e}"));
         let proxy = FaultProxy::start(("127.0.0.1", tls.cluster().port())).expect("fault proxy");
         let url = proxy.rewrite_url(
             &tls.url(
