@@ -31,11 +31,13 @@ pub enum Workload {
     Stream,
     /// 1M rows with binary COPY in and out.
     Copy,
+    /// Explicit batches of point selects under one Sync.
+    Batch,
 }
 
 impl Workload {
     /// Every implemented workload, in suite order.
-    pub const ALL: [Workload; 12] = [
+    pub const ALL: [Workload; 13] = [
         Workload::Latency,
         Workload::Pipeline,
         Workload::Unprepared,
@@ -48,6 +50,7 @@ impl Workload {
         Workload::Techempower,
         Workload::Stream,
         Workload::Copy,
+        Workload::Batch,
     ];
 
     /// The workloads of the quick suite (no `--workloads`, not `--full`):
@@ -80,6 +83,7 @@ impl Workload {
             Workload::Techempower => "techempower",
             Workload::Stream => "stream",
             Workload::Copy => "copy",
+            Workload::Batch => "batch",
         }
     }
 
@@ -98,6 +102,7 @@ impl Workload {
             Workload::Techempower => "TechEmpower Fortunes, Multiple queries (N=20), Updates (N=20), 16 tasks on one connection, no HTTP",
             Workload::Stream => "stream 10M rows (1M in the quick suite), each driver in a child process: rows/s and peak RSS",
             Workload::Copy => "COPY 1M rows of (int8, text, float8, timestamptz) in (typed binary writer) and out (every value decoded), one COPY per operation",
+            Workload::Batch => "explicit batches of N point selects on one connection (pgpipe: batch().run_atomic(), one Sync; tokio-postgres: N pipelined query_one; pgbench: \\startpipeline N): selects/s",
         }
     }
 
@@ -154,6 +159,9 @@ impl fmt::Display for Workload {
 pub enum DriverKind {
     /// This project.
     Pgpipe,
+    /// This project with coalesced Sync (`coalesce_sync=on`): statements of
+    /// concurrent tasks written together share one Sync.
+    PgpipeCoalesced,
     /// tokio-postgres (prepared statements; its text path for `unprepared`).
     TokioPostgres,
     /// sqlx (PgConnection, default statement cache).
@@ -168,8 +176,9 @@ pub enum DriverKind {
 
 impl DriverKind {
     /// Every driver, in table order.
-    pub const ALL: [DriverKind; 6] = [
+    pub const ALL: [DriverKind; 7] = [
         DriverKind::Pgpipe,
+        DriverKind::PgpipeCoalesced,
         DriverKind::TokioPostgres,
         DriverKind::Sqlx,
         DriverKind::Raw,
@@ -181,6 +190,7 @@ impl DriverKind {
     pub fn name(self) -> &'static str {
         match self {
             DriverKind::Pgpipe => "pgpipe",
+            DriverKind::PgpipeCoalesced => "pgpipe-coalesced",
             DriverKind::TokioPostgres => "tokio-postgres",
             DriverKind::Sqlx => "sqlx",
             DriverKind::Raw => "raw",
@@ -209,6 +219,23 @@ impl DriverKind {
         let pooled_ozo =
             matches!(variant.shape, Shape::Ozo(c) if c != OzoCase::Basic && c != OzoCase::Reuse);
         match (self, workload) {
+            (
+                D::PgpipeCoalesced,
+                Workload::Latency | Workload::Pipeline | Workload::Unprepared | Workload::Pool,
+            ) if variant.pool != PoolMode::Checkout && variant.pool != PoolMode::Transaction => {
+                None
+            }
+            (D::PgpipeCoalesced, _) => Some(
+                "coalesced Sync is measured on point statements (pipeline, unprepared, pool); \
+                 TechEmpower's rules forbid it",
+            ),
+            (D::Raw | D::Sqlx | D::Pgbench, _) if variant.shape == Shape::Failing => {
+                Some("measured for pgpipe (coalesced or not) against tokio-postgres")
+            }
+            (D::Raw | D::Sqlx, Workload::Batch) => Some(
+                "no batch of its own (sqlx cannot pipeline; raw's floor for a batch is pgbench's \\startpipeline)",
+            ),
+            (D::Pgbench, Workload::Batch) => None,
             (D::Pgbench, w) if !w.is_point() => Some("pgbench cannot decode rows client-side"),
             (D::DeadpoolPostgres, Workload::Ozo) if !pooled_ozo => {
                 Some("no pool in this row: see tokio-postgres")

@@ -461,6 +461,7 @@ mod tests {
             pool_only.drivers,
             [
                 DriverKind::Pgpipe,
+                DriverKind::PgpipeCoalesced,
                 DriverKind::TokioPostgres,
                 DriverKind::DeadpoolPostgres
             ]
@@ -488,6 +489,6 @@ mod tests {
             .into_iter()
             .map(|v| v.label)
             .collect();
-        assert_eq!(labels, ["64", "256", "2conn"]);
+        assert_eq!(labels, ["64", "256", "64-fail1%", "2conn"]);
     }
 }

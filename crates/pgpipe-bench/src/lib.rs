@@ -24,6 +24,7 @@ pub mod pin;
 pub mod replay;
 pub mod results;
 pub mod runner;
+pub mod server_cpu;
 pub mod shape;
 pub mod suite;
 pub mod tls;

@@ -1,27 +1,49 @@
-//! Client-side costs of a run: CPU time (getrusage) and allocations.
+//! Client-side costs of a run: CPU time and context switches (getrusage),
+//! read/write syscalls (`/proc/self/io`) and allocations. The server's side
+//! is in [`crate::server_cpu`].
 
 use std::time::Duration;
 
 use crate::alloc;
 
-/// CPU time (user + system) of this process, or of its waited-for children.
-fn cpu_time(who: libc::c_int) -> Duration {
+/// CPU time (user + system) and context switches (voluntary +
+/// involuntary) of this process, or of its waited-for children.
+fn usage(who: libc::c_int) -> (Duration, u64) {
     // SAFETY: getrusage only writes into the zeroed struct we pass.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointer to a rusage struct.
     let rc = unsafe { libc::getrusage(who, &mut usage) };
     if rc != 0 {
-        return Duration::ZERO;
+        return (Duration::ZERO, 0);
     }
     let tv = |t: libc::timeval| {
         Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
     };
-    tv(usage.ru_utime) + tv(usage.ru_stime)
+    (
+        tv(usage.ru_utime) + tv(usage.ru_stime),
+        usage.ru_nvcsw.max(0) as u64 + usage.ru_nivcsw.max(0) as u64,
+    )
+}
+
+/// Read and write syscalls of this process so far (`syscr + syscw` of
+/// `/proc/self/io`: read(2)/readv/pread and write(2)/writev/pwrite, which
+/// is how tokio's sockets read and write; `recv`/`send`, which libpq uses,
+/// are not counted there).
+pub fn rw_syscalls() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        io.lines()
+            .find_map(|l| l.strip_prefix(name))?
+            .trim()
+            .parse()
+            .ok()
+    };
+    Some(field("syscr:")? + field("syscw:")?)
 }
 
 /// Peak resident set size of this process so far, in bytes.
 pub fn peak_rss_bytes() -> Option<u64> {
-    // SAFETY: as in `cpu_time`.
+    // SAFETY: as in `usage`.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointer to a rusage struct.
     let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
@@ -42,6 +64,8 @@ pub enum CpuOf {
 pub struct Probe {
     of: CpuOf,
     cpu: Duration,
+    ctx_switches: u64,
+    syscalls: Option<u64>,
     allocs: u64,
 }
 
@@ -52,6 +76,11 @@ pub struct Costs {
     pub cpu: Duration,
     /// Allocations made; `None` when the work ran in another process.
     pub allocs: Option<u64>,
+    /// Context switches (voluntary + involuntary).
+    pub ctx_switches: Option<u64>,
+    /// Read and write syscalls ([`rw_syscalls`]); `None` for children
+    /// (pgbench reads and writes with recv/send, which that count misses).
+    pub syscalls: Option<u64>,
 }
 
 impl Probe {
@@ -61,9 +90,15 @@ impl Probe {
             CpuOf::SelfProcess => libc::RUSAGE_SELF,
             CpuOf::Children => libc::RUSAGE_CHILDREN,
         };
+        let (cpu, ctx_switches) = usage(who);
         Probe {
             of,
-            cpu: cpu_time(who),
+            cpu,
+            ctx_switches,
+            syscalls: match of {
+                CpuOf::SelfProcess => rw_syscalls(),
+                CpuOf::Children => None,
+            },
             allocs: alloc::allocations(),
         }
     }
@@ -74,6 +109,11 @@ impl Probe {
         let now = Probe::start(self.of);
         Costs {
             cpu: now.cpu.saturating_sub(self.cpu),
+            ctx_switches: Some(now.ctx_switches.saturating_sub(self.ctx_switches)),
+            syscalls: match (now.syscalls, self.syscalls) {
+                (Some(b), Some(a)) => Some(b.saturating_sub(a)),
+                _ => None,
+            },
             allocs: match self.of {
                 CpuOf::SelfProcess => Some(allocs.saturating_sub(self.allocs)),
                 CpuOf::Children => None,

@@ -39,7 +39,10 @@ pub fn pool_note(driver: DriverKind, variant: &Variant) -> String {
             "{} client(s) x {} tasks, prepared statement",
             variant.connections, variant.tasks_per_conn
         ),
-        (DriverKind::Pgpipe, PoolMode::Shared { max_size, shared }) => format!(
+        (
+            DriverKind::Pgpipe | DriverKind::PgpipeCoalesced,
+            PoolMode::Shared { max_size, shared },
+        ) => format!(
             "Pool max_size {max_size}, shared lane {}, {tasks} tasks: pool.query_one(sql)",
             shared.map_or("default (max_size/4)".to_string(), |n| n.to_string())
         ),

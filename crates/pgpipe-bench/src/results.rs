@@ -16,6 +16,12 @@ pub struct Round {
     pub ops_per_sec: f64,
     /// Client CPU (user + system) per operation, microseconds.
     pub cpu_us_per_op: f64,
+    /// Server (backend) CPU per operation, microseconds, when visible.
+    pub server_cpu_us_per_op: Option<f64>,
+    /// Context switches of the client per operation.
+    pub ctx_switches_per_op: Option<f64>,
+    /// Client read + write syscalls per operation (`/proc/self/io`).
+    pub syscalls_per_op: Option<f64>,
     /// Allocations per operation (`None` out of process).
     pub allocs_per_op: Option<f64>,
     /// Rows per operation, when the driver reported its rows.
@@ -25,12 +31,15 @@ pub struct Round {
 }
 
 impl Round {
-    /// The figures of one run.
-    pub fn from_outcome(o: &RunOutcome) -> Round {
+    /// The figures of one run; `server` is the backends' CPU during it.
+    pub fn from_outcome(o: &RunOutcome, server: Option<std::time::Duration>) -> Round {
         let ops = o.ops.max(1) as f64;
         Round {
             ops_per_sec: o.ops_per_sec(),
             cpu_us_per_op: o.costs.cpu.as_secs_f64() * 1e6 / ops,
+            server_cpu_us_per_op: server.map(|d| d.as_secs_f64() * 1e6 / ops),
+            ctx_switches_per_op: o.costs.ctx_switches.map(|n| n as f64 / ops),
+            syscalls_per_op: o.costs.syscalls.map(|n| n as f64 / ops),
             allocs_per_op: o.costs.allocs.map(|a| a as f64 / ops),
             rows_per_op: o.rows.filter(|_| o.ops > 0).map(|r| r as f64 / ops),
             peak_rss_bytes: o.peak_rss,
@@ -79,6 +88,21 @@ pub struct ResultRow {
     pub client_cpu_us_per_op: Option<f64>,
     /// Client CPU per row read, nanoseconds.
     pub client_cpu_ns_per_row: Option<f64>,
+    /// Median CPU of the server backends serving the driver per operation,
+    /// microseconds (`None` when the server's processes are not visible
+    /// here, e.g. another machine or the replay server).
+    pub server_cpu_us_per_op: Option<f64>,
+    /// Median of client + server CPU per operation, microseconds: what
+    /// costs count when both share a machine.
+    pub system_cpu_us_per_op: Option<f64>,
+    /// Median client context switches (voluntary + involuntary, getrusage)
+    /// per operation.
+    pub ctx_switches_per_op: Option<f64>,
+    /// Median client read + write syscalls per operation, from
+    /// `/proc/self/io` (syscr + syscw: read/write-family calls, which is how
+    /// tokio sockets do I/O; `None` for pgbench, whose libpq uses
+    /// recv/send, not counted there).
+    pub syscalls_per_op: Option<f64>,
     /// Median allocations per operation.
     pub allocs_per_op: Option<f64>,
     /// Latency percentiles over all rounds, microseconds.
@@ -100,6 +124,8 @@ pub struct ResultRow {
     pub ratio_vs_raw: Option<f64>,
     /// Client CPU per op / tokio-postgres's.
     pub cpu_ratio_vs_tokio_postgres: Option<f64>,
+    /// System (client + server) CPU per op / tokio-postgres's.
+    pub system_cpu_ratio_vs_tokio_postgres: Option<f64>,
     /// Open loop only: (quantile, microseconds) like wrk2 -L.
     pub spectrum: Option<Vec<(f64, f64)>>,
 }
@@ -135,6 +161,10 @@ impl ResultRow {
             rows_per_op,
             client_cpu_us_per_op: None,
             client_cpu_ns_per_row: None,
+            server_cpu_us_per_op: None,
+            system_cpu_us_per_op: None,
+            ctx_switches_per_op: None,
+            syscalls_per_op: None,
             allocs_per_op: None,
             p50_us: None,
             p90_us: None,
@@ -145,6 +175,7 @@ impl ResultRow {
             ratio_vs_tokio_postgres: None,
             ratio_vs_raw: None,
             cpu_ratio_vs_tokio_postgres: None,
+            system_cpu_ratio_vs_tokio_postgres: None,
             spectrum: None,
         }
     }
@@ -171,6 +202,19 @@ impl ResultRow {
         self.client_cpu_ns_per_row = self
             .client_cpu_us_per_op
             .map(|c| c * 1000.0 / self.rows_per_op.max(1) as f64);
+        let of = |f: fn(&Round) -> Option<f64>| {
+            let v: Vec<f64> = rounds.iter().filter_map(f).collect();
+            // A figure only when every round has it.
+            if v.len() == rounds.len() {
+                median(&v)
+            } else {
+                None
+            }
+        };
+        self.server_cpu_us_per_op = of(|r| r.server_cpu_us_per_op);
+        self.system_cpu_us_per_op = of(|r| r.server_cpu_us_per_op.map(|s| s + r.cpu_us_per_op));
+        self.ctx_switches_per_op = of(|r| r.ctx_switches_per_op);
+        self.syscalls_per_op = of(|r| r.syscalls_per_op);
         let allocs: Vec<f64> = rounds.iter().filter_map(|r| r.allocs_per_op).collect();
         self.allocs_per_op = median(&allocs);
         if let Some(p) = histogram::percentiles(hist) {
@@ -192,7 +236,13 @@ pub fn fill_ratios(rows: &mut [ResultRow]) {
     let find = |rows: &[ResultRow], w: &str, v: &str, d: &str| {
         rows.iter()
             .find(|r| r.workload == w && r.variant == v && r.driver == d && r.status == Status::Ok)
-            .map(|r| (r.ops_per_sec, r.client_cpu_us_per_op))
+            .map(|r| {
+                (
+                    r.ops_per_sec,
+                    r.client_cpu_us_per_op,
+                    r.system_cpu_us_per_op,
+                )
+            })
     };
     let refs: Vec<_> = rows
         .iter()
@@ -213,11 +263,12 @@ pub fn fill_ratios(rows: &mut [ResultRow]) {
             (Some(a), Some(b)) if b > 0.0 => Some(a / b),
             _ => None,
         };
-        if let Some((ops, cpu)) = tp {
+        if let Some((ops, cpu, system)) = tp {
             row.ratio_vs_tokio_postgres = ratio(row.ops_per_sec, ops);
             row.cpu_ratio_vs_tokio_postgres = ratio(row.client_cpu_us_per_op, cpu);
+            row.system_cpu_ratio_vs_tokio_postgres = ratio(row.system_cpu_us_per_op, system);
         }
-        if let Some((ops, _)) = raw {
+        if let Some((ops, _, _)) = raw {
             row.ratio_vs_raw = ratio(row.ops_per_sec, ops);
         }
     }
@@ -238,6 +289,9 @@ mod tests {
             .map(|o| Round {
                 ops_per_sec: o,
                 cpu_us_per_op: 2.0,
+                server_cpu_us_per_op: Some(3.0),
+                ctx_switches_per_op: Some(0.5),
+                syscalls_per_op: None,
                 allocs_per_op: Some(1.0),
                 rows_per_op: Some(1.0),
                 peak_rss_bytes: None,
@@ -246,5 +300,8 @@ mod tests {
         row.summarize(&rounds, &histogram::new_histogram(), false);
         assert_eq!(row.ops_per_sec, Some(110.0));
         assert!(row.wide_spread);
+        assert_eq!(row.system_cpu_us_per_op, Some(5.0));
+        assert_eq!(row.ctx_switches_per_op, Some(0.5));
+        assert_eq!(row.syscalls_per_op, None);
     }
 }

@@ -55,6 +55,14 @@ pub enum Shape {
     },
     /// A `copy` direction.
     Copy(CopyCase),
+    /// `pipeline`'s point select with one key in a hundred failing
+    /// (division by zero): the cost of failures under coalesced Sync.
+    Failing,
+    /// `batch`: this many point selects per batch (one operation call).
+    Batch {
+        /// Selects per batch.
+        size: usize,
+    },
     /// A `rows-*` workload answered by the in-tool replay server.
     Replay,
     /// A `rows-*` workload read through each driver's row stream, every row

@@ -15,6 +15,7 @@ use crate::machine::Machine;
 use crate::notes;
 use crate::results::{self, ResultRow, Round, Status};
 use crate::runner::Subject;
+use crate::server_cpu::ServerCpu;
 
 /// Everything a run produced (the JSON document).
 #[derive(Debug, Clone, Serialize)]
@@ -109,8 +110,15 @@ async fn connect_cell(
     }
 }
 
-/// One run of `cell` (a warm-up when `round` is `None`).
-async fn run_cell(plan: &Plan, workload: Workload, cell: &mut Cell, round: Option<u32>) {
+/// One run of `cell` (a warm-up when `round` is `None`); a measured round
+/// also takes the server backends' CPU when `server` can see them.
+async fn run_cell(
+    plan: &Plan,
+    workload: Workload,
+    cell: &mut Cell,
+    round: Option<u32>,
+    server: Option<&ServerCpu>,
+) {
     let Some(s) = &cell.subject else {
         return;
     };
@@ -121,17 +129,35 @@ async fn run_cell(plan: &Plan, workload: Workload, cell: &mut Cell, round: Optio
             .run(cell.variant.tasks_per_conn, plan.warmup, plan.rate)
             .await
             .map(|_| ()),
-        Some(_) => match s
-            .run(cell.variant.tasks_per_conn, plan.duration, plan.rate)
-            .await
-        {
-            Ok(o) => {
-                cell.rounds.push(Round::from_outcome(&o));
-                let _ = cell.hist.add(&o.hist);
-                Ok(())
+        Some(_) => {
+            // The replay server is not PostgreSQL: no backend to measure.
+            let server = server.filter(|_| s.replay_addr().is_none());
+            let before = match server {
+                Some(sv) => sv.snapshot().await.ok(),
+                None => None,
+            };
+            let run = s
+                .run(cell.variant.tasks_per_conn, plan.duration, plan.rate)
+                .await;
+            let server_cpu = match (server, before) {
+                (Some(sv), Some(before)) => {
+                    sv.settle(&before).await;
+                    sv.snapshot()
+                        .await
+                        .ok()
+                        .map(|after| sv.between(&before, &after))
+                }
+                _ => None,
+            };
+            match run {
+                Ok(o) => {
+                    cell.rounds.push(Round::from_outcome(&o, server_cpu));
+                    let _ = cell.hist.add(&o.hist);
+                    Ok(())
+                }
+                Err(e) => Err(e),
             }
-            Err(e) => Err(e),
-        },
+        }
     };
     if let Err(e) = outcome {
         fail(&mut cell.row, &mut cell.subject, e);
@@ -144,6 +170,9 @@ async fn run_cell(plan: &Plan, workload: Workload, cell: &mut Cell, round: Optio
 /// alternating.
 pub async fn run(plan: &Plan, url: &str) -> Vec<ResultRow> {
     let bar = progress(plan);
+    // Server CPU is a figure only when the server runs here; a failure to
+    // watch it leaves the column empty rather than failing the run.
+    let server = ServerCpu::connect(url).await.ok().flatten();
     let mut rows = Vec::new();
     for &workload in &plan.workloads {
         let variants = plan.variants(workload);
@@ -165,7 +194,7 @@ pub async fn run(plan: &Plan, url: &str) -> Vec<ResultRow> {
                     "{workload} {} {}: warm-up",
                     cell.variant.label, cell.driver
                 ));
-                run_cell(plan, workload, cell, None).await;
+                run_cell(plan, workload, cell, None, server.as_ref()).await;
                 bar.inc(1);
             }
             for r in 0..plan.rounds {
@@ -177,7 +206,7 @@ pub async fn run(plan: &Plan, url: &str) -> Vec<ResultRow> {
                         r + 1,
                         plan.rounds
                     ));
-                    run_cell(plan, workload, cell, Some(r)).await;
+                    run_cell(plan, workload, cell, Some(r), server.as_ref()).await;
                     bar.inc(1);
                 }
             }

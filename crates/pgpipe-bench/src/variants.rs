@@ -8,6 +8,13 @@ use crate::shape::{CopyCase, OzoCase, Shape, TeCase};
 /// HTTP requests in flight would share a connection of a pipelining pool).
 pub const TE_TASKS: usize = 16;
 
+/// The `pipeline` variant with 1 % failing statements (64 tasks, one
+/// connection).
+pub const FAILING_VARIANT: &str = "64-fail1%";
+
+/// Selects per batch of the `batch` workload's variants.
+pub const BATCH_SIZES: [usize; 2] = [16, 64];
+
 /// Connection counts of the ozo `complex-*` rows (the talk's 1..64).
 pub const OZO_CONNECTIONS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 /// The same in the quick suite.
@@ -77,6 +84,13 @@ impl Plan {
                     .iter()
                     .map(|&c| Variant::single(c))
                     .collect();
+                v.push(variant(
+                    FAILING_VARIANT,
+                    1,
+                    64,
+                    PoolMode::Dedicated,
+                    Shape::Failing,
+                ));
                 if self.connections > 1 {
                     v.push(variant(
                         &format!("{}conn", self.connections),
@@ -129,6 +143,12 @@ impl Plan {
             .into_iter()
             .map(|(label, case)| variant(label, 1, TE_TASKS, PoolMode::Dedicated, Shape::Te(case)))
             .collect(),
+            // One task per connection sending batch after batch, as
+            // pgbench runs one pipeline at a time.
+            Workload::Batch => BATCH_SIZES
+                .iter()
+                .map(|&size| one(&size.to_string(), Shape::Batch { size }))
+                .collect(),
             Workload::Copy => vec![
                 one("in-1M", Shape::Copy(CopyCase::In)),
                 one("out-1M", Shape::Copy(CopyCase::Out)),

@@ -210,6 +210,54 @@ async fn pgbench_runs_point_selects() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgbench_rows_get_server_cpu() {
+    use clap::Parser;
+    if std::process::Command::new("pgbench")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("pgbench not installed: skipped");
+        return;
+    }
+    let url = url();
+    let args = Args::try_parse_from([
+        "pgpipe-bench",
+        "--workloads",
+        "pipeline",
+        "--drivers",
+        "pgbench",
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0.1",
+        "--rounds",
+        "1",
+        "--concurrency",
+        "4",
+        "--no-progress",
+    ])
+    .expect("args");
+    let plan = Plan::from_args(&args).expect("plan");
+    let report = app::run(&plan, &url, false, "test".into(), None)
+        .await
+        .expect("run");
+    let row = report
+        .results
+        .iter()
+        .find(|r| r.driver == "pgbench" && r.status == pgpipe_bench::results::Status::Ok)
+        .expect("a pgbench row");
+    assert!(row.server_cpu_us_per_op.is_some_and(|s| s > 0.0), "{row:?}");
+    assert!(
+        row.system_cpu_us_per_op >= row.server_cpu_us_per_op,
+        "{row:?}"
+    );
+    assert!(row.ctx_switches_per_op.is_some(), "{row:?}");
+    // libpq reads and writes with recv/send, which /proc/self/io misses.
+    assert_eq!(row.syscalls_per_op, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_report_has_the_schema_fields() {
     use clap::Parser;
     let url = url();
@@ -273,6 +321,24 @@ async fn json_report_has_the_schema_fields() {
         assert_eq!(r["rounds"].as_array().map(Vec::len), Some(2));
         assert!(r["ops_per_sec"].as_f64().unwrap_or(0.0) > 0.0);
         assert!(r["peak_rss_bytes"].is_null());
+        // Whole-system accounting: the testkit's server runs here, so its
+        // backends' CPU is visible; tokio sockets read and write with
+        // read(2)/write(2), which /proc/self/io counts.
+        let client = r["client_cpu_us_per_op"].as_f64().expect("client cpu");
+        let server = r["server_cpu_us_per_op"].as_f64();
+        let system = r["system_cpu_us_per_op"].as_f64();
+        assert!(server.is_some_and(|s| s >= 0.0), "server cpu in {r}");
+        // Two rounds: the median of the sums is the sum of the medians.
+        let expected = client + server.unwrap_or(0.0);
+        assert!(
+            system.is_some_and(|s| (s - expected).abs() <= 1e-6 * expected.max(1.0)),
+            "system cpu in {r}"
+        );
+        assert!(r["ctx_switches_per_op"].as_f64().is_some(), "{r}");
+        assert!(
+            r["syscalls_per_op"].as_f64().is_some_and(|s| s > 0.0),
+            "{r}"
+        );
     }
     let tp = results
         .iter()
@@ -281,4 +347,121 @@ async fn json_report_has_the_schema_fields() {
     assert!((tp["ratio_vs_tokio_postgres"].as_f64().unwrap_or(0.0) - 1.0).abs() < 1e-9);
     let table = output::table::render(&report.results);
     assert!(table.contains("2conn"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_sessions_check_every_row_of_every_statement() {
+    use pgpipe_bench::drivers::batch::{nth_key, BatchSession};
+    let url = url();
+    for driver in [DriverKind::Pgpipe, DriverKind::TokioPostgres] {
+        for size in [1, 16, 64] {
+            let session = Session::Batch(
+                BatchSession::connect(driver, &url, size)
+                    .await
+                    .unwrap_or_else(|e| panic!("{driver} {size}: {e}")),
+            );
+            assert_eq!(session.ops_per_call(), size as u64);
+            // Keys that wrap around the end of the table.
+            for key in [1, 9_990] {
+                let rows = session
+                    .op(key)
+                    .await
+                    .unwrap_or_else(|e| panic!("{driver} {size} {key}: {e}"));
+                assert_eq!(rows, size as u64, "{driver} {size}");
+            }
+        }
+    }
+    assert_eq!(nth_key(10_000, 1), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_workload_counts_one_operation_per_select() {
+    use clap::Parser;
+    let pgbench = std::process::Command::new("pgbench")
+        .arg("--version")
+        .output()
+        .is_ok();
+    let drivers = if pgbench {
+        "pgpipe,tokio-postgres,pgbench,sqlx"
+    } else {
+        "pgpipe,tokio-postgres,sqlx"
+    };
+    let url = url();
+    let args = Args::try_parse_from([
+        "pgpipe-bench",
+        "--workloads",
+        "batch",
+        "--variants",
+        "16",
+        "--drivers",
+        drivers,
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0.1",
+        "--rounds",
+        "1",
+        "--no-progress",
+    ])
+    .expect("args");
+    let plan = Plan::from_args(&args).expect("plan");
+    let report = app::run(&plan, &url, false, "test".into(), None)
+        .await
+        .expect("run");
+    for driver in ["pgpipe", "tokio-postgres"] {
+        let row = report
+            .results
+            .iter()
+            .find(|r| r.driver == driver && r.workload == "batch")
+            .unwrap_or_else(|| panic!("no {driver} row: {:?}", report.results));
+        assert_eq!(row.status, pgpipe_bench::results::Status::Ok, "{row:?}");
+        // Every select of a batch is an operation, and each returned a row.
+        assert!(row.ops_per_sec.is_some_and(|o| o > 0.0), "{row:?}");
+        assert_eq!(row.rows_per_op, 1, "{row:?}");
+    }
+    if pgbench {
+        let row = report
+            .results
+            .iter()
+            .find(|r| r.driver == "pgbench")
+            .expect("a pgbench row");
+        assert_eq!(row.status, pgpipe_bench::results::Status::Ok, "{row:?}");
+    }
+    // sqlx has no batch: a skipped row that says why.
+    let sqlx = report
+        .results
+        .iter()
+        .find(|r| r.driver == "sqlx")
+        .expect("a sqlx row");
+    assert_ne!(sqlx.status, pgpipe_bench::results::Status::Ok, "{sqlx:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_pipeline_checks_rows_and_errors_on_every_driver() {
+    use pgpipe_bench::drivers::failing::{fails, FailingSession};
+    let url = url();
+    for driver in [
+        DriverKind::Pgpipe,
+        DriverKind::PgpipeCoalesced,
+        DriverKind::TokioPostgres,
+    ] {
+        let session = Arc::new(Session::Failing(
+            FailingSession::connect(driver, &url)
+                .await
+                .unwrap_or_else(|e| panic!("{driver}: {e}")),
+        ));
+        // 200 keys at once, two of them failing, so that coalesced groups
+        // form around the failures.
+        let tasks: Vec<_> = (1..=200)
+            .map(|key| {
+                let s = session.clone();
+                tokio::spawn(async move { (key, s.op(key).await) })
+            })
+            .collect();
+        for t in tasks {
+            let (key, r) = t.await.unwrap();
+            let rows = r.unwrap_or_else(|e| panic!("{driver} {key}: {e}"));
+            assert_eq!(rows, u64::from(!fails(key)), "{driver} {key}");
+        }
+    }
 }

@@ -14,7 +14,9 @@ use crate::query::Batch;
 use crate::query::FromRow;
 use crate::query::RowStream;
 use crate::query::Statement;
-use crate::query::{encode_error, read_response, send_query, Plan, StatementRef, ToStatement};
+use crate::query::{
+    encode_error, read_response, send_query, send_query_with, Plan, StatementRef, ToStatement,
+};
 use crate::query::{read_simple, SimpleQueryMessage};
 use crate::query::{Column, Row};
 use crate::types::Resolved;
@@ -48,6 +50,19 @@ pub struct ClientStats {
     /// Notifications that arrived while nobody subscribed
     /// ([`Client::notifications`], [`Client::listen`]): counted and dropped.
     pub notifications_dropped: u64,
+    /// Reads from the socket that returned data (or end of stream).
+    pub socket_reads: u64,
+    /// Writes to the socket that the kernel accepted.
+    pub socket_writes: u64,
+    /// The most bytes one socket read returned: at most 64 KiB, which is
+    /// what bounds how far a response may go past its backpressure limit.
+    pub largest_read_bytes: usize,
+    /// Statements that shared a Sync with others (coalesced groups; see
+    /// [`Client::coalesced`]).
+    pub coalesced_statements: u64,
+    /// Statements of coalesced groups sent again on their own Sync after a
+    /// neighbour failed (or because they were refused with 25001).
+    pub coalesced_sent_again: u64,
 }
 
 impl Drop for Inner {
@@ -79,12 +94,16 @@ pub struct Client {
     /// transaction's handle, whose requests go out while other handles'
     /// wait behind the transaction.
     session: SessionId,
+    /// Whether this handle's statements may share a Sync with their
+    /// neighbours (see [`coalesced`](Client::coalesced)).
+    coalesce: bool,
 }
 
 impl Client {
     pub(crate) fn new(shared: Arc<Shared>) -> Client {
         Client {
             timeout: shared.query_timeout,
+            coalesce: shared.coalesce,
             inner: Arc::new(Inner { shared }),
             session: NO_SESSION,
         }
@@ -122,7 +141,83 @@ impl Client {
             inner: self.inner.clone(),
             timeout: (!timeout.is_zero()).then_some(timeout),
             session: self.session,
+            coalesce: self.coalesce,
         }
+    }
+
+    /// A handle on the same connection whose statements share a Sync with
+    /// the statements of other tasks that the driver writes in the same go
+    /// (the `coalesce_sync=on` setting makes it every handle's default).
+    ///
+    /// PostgreSQL ends an implicit transaction and flushes its output at
+    /// every Sync; one Sync for a group of statements lets one connection
+    /// run several times as many. Nothing waits for company: a statement
+    /// alone in a write goes out as usual, so there is no added latency at
+    /// low load. Results reach callers only after the group's
+    /// ReadyForQuery, so a write is never reported done before it is
+    /// committed.
+    ///
+    /// Applies to `query`, `query_one`, `query_opt`, `query_as...` and
+    /// `execute` (SQL text or a prepared [`Statement`]). Never coalesced:
+    /// transaction control (BEGIN, COMMIT, ROLLBACK, SAVEPOINT...),
+    /// SET/RESET, COPY, LISTEN, anything while a
+    /// [`Transaction`](crate::Transaction) holds the connection, streams,
+    /// batches, portals, and the first execution of SQL text through the
+    /// statement cache (its Parse creates a named statement, which must
+    /// run once only).
+    ///
+    /// # The caveat: a statement may run twice
+    ///
+    /// The statements of a group run in one implicit transaction: if one
+    /// fails, its caller gets its error, and every other statement of the
+    /// group is sent again transparently: those before it ran and were
+    /// rolled back, so each is sent again alone, once; those after it never
+    /// ran (the server skipped them), so they are sent again as new
+    /// statements that may share a Sync once more (a failure among them
+    /// skips, never re-runs, the ones behind it). No statement runs more
+    /// than twice. Their transactional
+    /// effects happen once; effects that ignore rollback happen again:
+    /// `nextval()`/`setval()` advance twice, session advisory locks are taken
+    /// twice, `dblink` calls run twice. Send such statements through
+    /// [`not_coalesced`](Client::not_coalesced).
+    /// A statement refused inside a transaction block (SQLSTATE 25001,
+    /// e.g. `VACUUM`) is sent again alone.
+    ///
+    /// Benchmarks note: TechEmpower's rules forbid sharing a Sync between
+    /// queries; its workloads keep one Sync per query.
+    ///
+    /// ```no_run
+    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// let fast = client.coalesced();
+    /// let (a, b) = tokio::join!(
+    ///     fast.execute("INSERT INTO t VALUES ($1)", (1i32,)),
+    ///     fast.execute("INSERT INTO t VALUES ($1)", (2i32,)),
+    /// );
+    /// // Never run twice, whatever its neighbours do:
+    /// fast.not_coalesced().query_one("SELECT nextval('s')", ()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn coalesced(&self) -> Client {
+        Client {
+            coalesce: true,
+            ..self.clone()
+        }
+    }
+
+    /// A handle whose statements each end with their own Sync (the
+    /// default): the opt-out from [`coalesced`](Client::coalesced) for
+    /// statements that must not run twice.
+    pub fn not_coalesced(&self) -> Client {
+        Client {
+            coalesce: false,
+            ..self.clone()
+        }
+    }
+
+    /// Whether this handle's statements may share a Sync (see
+    /// [`coalesced`](Client::coalesced)).
+    pub fn is_coalesced(&self) -> bool {
+        self.coalesce
     }
 
     /// A token that cancels what this connection is running, from anywhere.
@@ -150,6 +245,7 @@ impl Client {
             inner: self.inner.clone(),
             timeout: self.timeout,
             session,
+            coalesce: self.coalesce,
         }
     }
 
@@ -346,13 +442,20 @@ impl Client {
 
     /// Counters of this connection, for monitoring and tests.
     pub fn stats(&self) -> ClientStats {
+        let (socket_reads, socket_writes, largest_read_bytes) = self.shared().counters.snapshot();
+        let (coalesced_statements, coalesced_sent_again) = self.shared().counters.coalesced();
         ClientStats {
+            coalesced_statements,
+            coalesced_sent_again,
             peak_buffered_bytes: self.shared().peak_buffered(),
             notifications_dropped: self
                 .shared()
                 .notifications
                 .dropped
                 .load(std::sync::atomic::Ordering::Relaxed),
+            socket_reads,
+            socket_writes,
+            largest_read_bytes,
         }
     }
 
@@ -494,8 +597,14 @@ impl Client {
         loop {
             let timing = observe::Timing::start();
             let permit = self.shared().permit().await?;
-            let (mut responses, plan) =
-                send_query(self.shared(), self.session, permit, statement, params)?;
+            let (mut responses, plan) = send_query_with(
+                self.shared(),
+                self.session,
+                permit,
+                statement,
+                params,
+                self.coalesce && self.session == NO_SESSION,
+            )?;
             let timing = timing.sent(self.shared());
             let reading = read_response(self.shared(), &mut responses, plan.columns(), &mut on_row);
             let outcome = match self.timeout {

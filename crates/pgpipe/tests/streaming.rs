@@ -46,6 +46,57 @@ async fn a_slow_consumer_keeps_buffered_bytes_under_the_bound() {
     .await
 }
 
+/// The bound above allows one socket read of slack. A read used to take
+/// all the spare capacity of the read buffer, which grows past 64 KiB (a
+/// large message reserves room for itself; `bytes` doubles allocations):
+/// then a paused response could jump far past its bound in one read. After a
+/// 1 MB row has grown the buffer, every read must still be at most 64 KiB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_read_takes_more_than_one_chunk_after_a_large_row() {
+    bounded(async {
+        let db = database("stream_read_size");
+        let (client, mut connection) = pgpipe::connect_with_driver(&db.url(AuthRole::Trust))
+            .await
+            .unwrap();
+        const LIMIT: usize = 256 * 1024;
+        connection.max_buffered(LIMIT);
+        tokio::spawn(connection);
+
+        const N: i64 = 400_000;
+        let mut rows = client
+            .query_stream(
+                "SELECT CASE WHEN g = 1 THEN repeat('x', 1000000) ELSE g::text END \
+                 FROM generate_series(1, $1::int8) g",
+                (N,),
+            )
+            .await
+            .unwrap();
+        let mut count = 0i64;
+        while let Some(row) = rows.next().await {
+            let v: &str = row.as_ref().unwrap().get(0);
+            count += 1;
+            if count == 1 {
+                assert_eq!(v.len(), 1_000_000);
+            } else {
+                assert_eq!(v, count.to_string());
+            }
+            if count % 20_000 == 0 {
+                // Slow: the server (and the kernel's socket buffer) get ahead.
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        assert_eq!(count, N);
+        let stats = client.stats();
+        assert!(stats.socket_reads > 0 && stats.socket_writes > 0);
+        assert!(
+            stats.largest_read_bytes <= 64 * 1024,
+            "one read took {} bytes",
+            stats.largest_read_bytes
+        );
+    })
+    .await
+}
+
 #[tokio::test]
 async fn a_stream_dropped_half_read_leaves_the_connection_correct() {
     bounded(async {

@@ -28,6 +28,12 @@ pub struct ChildReport {
     pub allocs: u64,
     /// VmHWM at the end, bytes.
     pub peak_rss_bytes: Option<u64>,
+    /// Context switches of the child during the stream.
+    #[serde(default)]
+    pub ctx_switches: Option<u64>,
+    /// Read and write syscalls of the child during the stream.
+    #[serde(default)]
+    pub syscalls: Option<u64>,
 }
 
 /// VmHWM (peak resident set size) of this process, from /proc/self/status.
@@ -52,6 +58,8 @@ pub async fn run_child(driver: &str, url: &str, rows: u64) -> Result<ChildReport
         cpu_secs: costs.cpu.as_secs_f64(),
         allocs: costs.allocs.unwrap_or(0),
         peak_rss_bytes: vm_hwm_bytes(),
+        ctx_switches: costs.ctx_switches,
+        syscalls: costs.syscalls,
     })
 }
 

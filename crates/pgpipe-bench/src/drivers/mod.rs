@@ -2,7 +2,9 @@
 //! `sqlx` run as [`Session`]s driven by the generic task runner; `raw` and
 //! `pgbench` have their own runners.
 
+pub mod batch;
 pub mod copy;
+pub mod failing;
 pub mod jsonb;
 pub mod ozo;
 pub mod pgbench;
@@ -37,6 +39,10 @@ pub enum Session {
     Te(techempower::TeSession),
     /// One `copy` direction (any of its drivers).
     Copy(copy::CopySession),
+    /// Explicit batches of point selects (`batch`).
+    Batch(batch::BatchSession),
+    /// `pipeline` with 1 % failing statements.
+    Failing(failing::FailingSession),
 }
 
 impl Session {
@@ -52,6 +58,10 @@ impl Session {
         Ok(match driver {
             DriverKind::Pgpipe => Session::Pgpipe(
                 pgpipe::Conn::connect(&crate::tls::url(url), workload, streamed).await?,
+            ),
+            DriverKind::PgpipeCoalesced => Session::Pgpipe(
+                pgpipe::Conn::connect(&coalesced(&crate::tls::url(url)), workload, streamed)
+                    .await?,
             ),
             // Handles --tls itself (its URL parser knows no verify-full).
             DriverKind::TokioPostgres => Session::TokioPostgres(
@@ -79,6 +89,17 @@ impl Session {
             (DriverKind::Pgpipe, PoolMode::Shared { max_size, shared }) => Session::PgpipePool(
                 pool::PgpipePool::connect(url, max_size, shared, pool::PooledOp::Shared).await?,
             ),
+            (DriverKind::PgpipeCoalesced, PoolMode::Shared { max_size, shared }) => {
+                Session::PgpipePool(
+                    pool::PgpipePool::connect(
+                        &coalesced(url),
+                        max_size,
+                        shared,
+                        pool::PooledOp::Shared,
+                    )
+                    .await?,
+                )
+            }
             (DriverKind::Pgpipe, PoolMode::Checkout) => Session::PgpipePool(
                 pool::PgpipePool::connect(url, variant.connections, None, pool::PooledOp::Checkout)
                     .await?,
@@ -118,6 +139,22 @@ impl Session {
             Session::Ozo(o) => o.op().await,
             Session::Te(t) => t.op(key).await,
             Session::Copy(c) => c.op().await,
+            Session::Batch(b) => b.op(key).await,
+            Session::Failing(f) => f.op(key).await,
         }
     }
+
+    /// Operations one [`op`](Self::op) call stands for: a `batch` call is
+    /// one operation per select, so its rate compares with `pipeline`.
+    pub fn ops_per_call(&self) -> u64 {
+        match self {
+            Session::Batch(b) => b.size() as u64,
+            _ => 1,
+        }
+    }
+}
+
+/// `url` with pgpipe's coalesced Sync switched on (`pgpipe-coalesced`).
+fn coalesced(url: &str) -> String {
+    pool::with_param(url, "coalesce_sync", "on")
 }

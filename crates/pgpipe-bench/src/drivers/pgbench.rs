@@ -76,7 +76,10 @@ impl Pgbench {
                 String::from_utf8_lossy(p).into_owned(),
             ));
         }
-        let per_txn = variant.tasks_per_conn.max(1);
+        let per_txn = match variant.shape {
+            crate::shape::Shape::Batch { size } => size.max(1),
+            _ => variant.tasks_per_conn.max(1),
+        };
         let path = std::env::temp_dir().join(format!(
             "pgpipe-bench-{}-{}-{}.sql",
             std::process::id(),

@@ -53,7 +53,11 @@ impl Conn {
             Workload::Rows9Col => fixtures::ROWS9_SQL.to_string(),
             Workload::Rows60Ts => fixtures::ts60_sql(),
             Workload::RowsJson => fixtures::JSON_SQL.to_string(),
-            Workload::Ozo | Workload::Techempower | Workload::Stream | Workload::Copy => {
+            Workload::Ozo
+            | Workload::Techempower
+            | Workload::Stream
+            | Workload::Copy
+            | Workload::Batch => {
                 return Err(BenchError::new(format!("{workload} has its own adapter")))
             }
         };
@@ -77,9 +81,14 @@ impl Conn {
                 checks::point(key, row.try_get(0)?, row.try_get(1)?)?;
                 Ok(1)
             }
-            Workload::Ozo | Workload::Techempower | Workload::Stream | Workload::Copy => Err(
-                BenchError::new(format!("{} has its own adapter", self.workload)),
-            ),
+            Workload::Ozo
+            | Workload::Techempower
+            | Workload::Stream
+            | Workload::Copy
+            | Workload::Batch => Err(BenchError::new(format!(
+                "{} has its own adapter",
+                self.workload
+            ))),
             Workload::Rows1Col | Workload::Rows9Col | Workload::RowsJson | Workload::Rows60Ts => {
                 let mut check = RowsCheck::default();
                 if self.streamed {

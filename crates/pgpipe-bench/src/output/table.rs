@@ -3,7 +3,7 @@
 use crate::results::{ResultRow, Status};
 
 /// Column headers.
-pub const HEADERS: [&str; 14] = [
+pub const HEADERS: [&str; 19] = [
     "workload",
     "variant",
     "driver",
@@ -16,6 +16,11 @@ pub const HEADERS: [&str; 14] = [
     "p99.9 us",
     "cpu us/op",
     "cpu vs tokio-pg",
+    "srv cpu us/op",
+    "sys cpu us/op",
+    "sys vs tokio-pg",
+    "ctxsw/op",
+    "rw syscalls/op",
     "allocs/op",
     "peak RSS MiB",
 ];
@@ -55,6 +60,11 @@ pub fn cells(r: &ResultRow) -> Vec<String> {
         num(r.p999_us, 1),
         num(r.client_cpu_us_per_op, 2),
         ratio(r.cpu_ratio_vs_tokio_postgres),
+        num(r.server_cpu_us_per_op, 2),
+        num(r.system_cpu_us_per_op, 2),
+        ratio(r.system_cpu_ratio_vs_tokio_postgres),
+        num(r.ctx_switches_per_op, 2),
+        num(r.syscalls_per_op, 2),
         num(r.allocs_per_op, 1),
         num(r.peak_rss_bytes.map(|b| b as f64 / (1u64 << 20) as f64), 1),
     ]

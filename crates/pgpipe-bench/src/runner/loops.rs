@@ -33,6 +33,8 @@ pub(super) async fn run_child(
         costs: Costs {
             cpu: Duration::from_secs_f64(r.cpu_secs.max(0.0)),
             allocs: Some(r.allocs),
+            ctx_switches: r.ctx_switches,
+            syscalls: r.syscalls,
         },
         rows: Some(r.rows),
         peak_rss: r.peak_rss_bytes,
@@ -110,6 +112,7 @@ pub(super) async fn run_sessions(
                     interval,
                 }
             });
+            let per_call = session.ops_per_call();
             handles.push(tokio::spawn(async move {
                 let mut n: u64 = 0;
                 let mut rows: u64 = 0;
@@ -119,7 +122,7 @@ pub(super) async fn run_sessions(
                             let t0 = Instant::now();
                             rows += session.op(checks::key(t, n)).await?;
                             histogram::record(&mut hist, t0.elapsed());
-                            n += 1;
+                            n += per_call;
                         }
                     }
                     Some(schedule) => loop {
@@ -133,7 +136,7 @@ pub(super) async fn run_sessions(
                             &mut hist,
                             histogram::corrected_latency(due, Instant::now()),
                         );
-                        n += 1;
+                        n += per_call;
                     },
                 }
                 Ok((n, rows, hist))

@@ -139,6 +139,18 @@ impl Subject {
                     crate::drivers::copy::CopySession::connect(d, url, case).await?,
                 ))]),
                 (DriverKind::Pgbench, _) => Subject::Pgbench(Pgbench::new(url, workload, variant)?),
+                (d, Shape::Failing) => {
+                    let mut sessions = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        sessions.push(Arc::new(Session::Failing(
+                            crate::drivers::failing::FailingSession::connect(d, url).await?,
+                        )));
+                    }
+                    Subject::Sessions(sessions)
+                }
+                (d, Shape::Batch { size }) => Subject::Sessions(vec![Arc::new(Session::Batch(
+                    crate::drivers::batch::BatchSession::connect(d, url, size).await?,
+                ))]),
                 (_, _) if workload == Workload::Pool && variant.pool != PoolMode::Dedicated => {
                     Subject::Pooled {
                         session: Arc::new(Session::connect_pooled(driver, url, variant).await?),

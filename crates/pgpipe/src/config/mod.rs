@@ -351,6 +351,7 @@ pub struct Config {
     keepalives_idle: Option<Duration>,
     tcp_user_timeout: Option<Duration>,
     query_timeout: Option<Duration>,
+    coalesce_sync: bool,
     passfile: Option<PathBuf>,
     statement_cache_capacity: usize,
     query_mode: QueryMode,
@@ -398,6 +399,7 @@ impl Config {
             keepalives_idle: None,
             tcp_user_timeout: None,
             query_timeout: None,
+            coalesce_sync: false,
             passfile: None,
             statement_cache_capacity: DEFAULT_STATEMENT_CACHE_CAPACITY,
             query_mode: QueryMode::Cached,
@@ -583,6 +585,17 @@ impl Config {
     /// `Duration::ZERO` means none, the default.
     pub fn query_timeout(&mut self, timeout: Duration) -> &mut Config {
         self.query_timeout = Some(timeout);
+        self
+    }
+
+    /// Makes every handle of the connection share Syncs between the
+    /// statements of different tasks written in one go (`coalesce_sync=on`
+    /// in a connection string; pgpipe's own; default off). Read the caveat
+    /// on [`Client::coalesced`](crate::Client::coalesced) first: after a
+    /// neighbour fails, a statement is sent again, so effects that ignore
+    /// rollback (`nextval`) can happen twice.
+    pub fn coalesce_sync(&mut self, on: bool) -> &mut Config {
+        self.coalesce_sync = on;
         self
     }
 
@@ -797,6 +810,12 @@ impl Config {
         self.passfile.as_deref()
     }
 
+    /// Whether handles share Syncs by default (see
+    /// [`coalesce_sync`](Config::coalesce_sync)).
+    pub fn get_coalesce_sync(&self) -> bool {
+        self.coalesce_sync
+    }
+
     /// The prepared-statement cache capacity.
     pub fn get_statement_cache_capacity(&self) -> usize {
         self.statement_cache_capacity
@@ -939,6 +958,7 @@ impl fmt::Debug for Config {
             .field("keepalives_idle", &self.keepalives_idle)
             .field("tcp_user_timeout", &self.tcp_user_timeout)
             .field("query_timeout", &self.query_timeout)
+            .field("coalesce_sync", &self.coalesce_sync)
             .field("passfile", &self.passfile)
             .field("statement_cache_capacity", &self.statement_cache_capacity)
             .field("query_mode", &self.query_mode)

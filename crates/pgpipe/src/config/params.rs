@@ -71,6 +71,13 @@ pub(super) fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), C
             config.statement_cache_capacity = parse_usize(key, value)?;
         }
         "query_mode" => config.query_mode = value.parse()?,
+        "coalesce_sync" => {
+            config.coalesce_sync = match value.trim() {
+                "1" | "on" | "true" | "yes" => true,
+                "0" | "off" | "false" | "no" => false,
+                _ => return Err(invalid_number(key, value, "on or off")),
+            }
+        }
         "max_message_size" => config.max_message_size = parse_nonzero_usize(key, value)?,
         "scram_max_iterations" => {
             let n = parse_nonzero_usize(key, value)?;
@@ -105,6 +112,7 @@ fn unset(config: &mut Config, key: &str) -> Result<(), ConfigError> {
         "keepalives_idle" => config.keepalives_idle = None,
         "tcp_user_timeout" => config.tcp_user_timeout = None,
         "query_timeout" => config.query_timeout = None,
+        "coalesce_sync" => config.coalesce_sync = false,
         "passfile" => config.passfile = None,
         "client_encoding" | "gssencmode" => {}
         "sslcert" => config.ssl_cert = None,

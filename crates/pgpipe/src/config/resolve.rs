@@ -87,6 +87,8 @@ pub struct ResolvedConfig {
     pub tcp_user_timeout: Option<Duration>,
     /// The default client-side query timeout; `None`: no timeout.
     pub query_timeout: Option<Duration>,
+    /// Whether handles share Syncs by default (`coalesce_sync`).
+    pub coalesce_sync: bool,
     /// The prepared-statement cache capacity (0: no cache).
     pub statement_cache_capacity: usize,
     /// How statements are sent.
@@ -137,6 +139,7 @@ impl fmt::Debug for ResolvedConfig {
             .field("keepalives_idle", &self.keepalives_idle)
             .field("tcp_user_timeout", &self.tcp_user_timeout)
             .field("query_timeout", &self.query_timeout)
+            .field("coalesce_sync", &self.coalesce_sync)
             .field("statement_cache_capacity", &self.statement_cache_capacity)
             .field("query_mode", &self.query_mode)
             .field("max_message_size", &self.max_message_size)
@@ -406,6 +409,7 @@ pub(super) fn resolve(
         keepalives_idle: config.keepalives_idle.filter(|d| !d.is_zero()),
         tcp_user_timeout: config.tcp_user_timeout.filter(|d| !d.is_zero()),
         query_timeout: config.query_timeout.filter(|d| !d.is_zero()),
+        coalesce_sync: config.coalesce_sync,
         statement_cache_capacity: config.statement_cache_capacity,
         query_mode: config.query_mode,
         max_message_size: config.max_message_size,

@@ -478,7 +478,7 @@ fn conninfo_every_known_key() {
          sslcert=/c sslkey=/k sslrootcert=/r sslpassword=sp sslcrl=/l sslcrldir=/ld \
          channel_binding=require sslnegotiation=direct gssencmode=disable \
          statement_cache_capacity=0 query_mode=simple max_message_size=1024 \
-         scram_max_iterations=4096",
+         scram_max_iterations=4096 coalesce_sync=on",
     );
     assert_eq!(c.get_hosts(), &[tcp("h")]);
     assert_eq!(
@@ -515,6 +515,7 @@ fn conninfo_every_known_key() {
     assert_eq!(c.get_query_mode(), QueryMode::Simple);
     assert_eq!(c.get_max_message_size(), 1024);
     assert_eq!(c.get_scram_max_iterations(), 4096);
+    assert!(c.get_coalesce_sync());
 }
 
 #[test]

@@ -286,13 +286,15 @@ async fn attempt(
         timeout: config.connect_timeout,
         tls: tls.filter(|_| tls_used),
     };
-    let shared = Arc::new(Shared::new(
+    let mut shared = Shared::new(
         cache_capacity,
         encoder,
         cancel,
         config.query_timeout,
         session.parameters,
-    ));
+    );
+    shared.coalesce = config.coalesce_sync;
+    let shared = Arc::new(shared);
     let _ = shared.database.set(config.dbname.clone());
     let connection = Connection::new(socket, shared.clone(), decoder, session.leftover);
     Ok((Client::new(shared), connection))

@@ -19,6 +19,7 @@ use pgpipe_proto::backend::{tag, Decoder, Message};
 use tokio::io::AsyncWrite;
 use tokio::time::Sleep;
 
+use crate::driver::coalesce;
 use crate::driver::Shared;
 use crate::driver::Slot;
 use crate::driver::Socket;
@@ -26,8 +27,11 @@ use crate::error::{DbError, ErrorKind};
 use crate::Error;
 
 /// Bytes the driver asks the socket for at a time: large reads amortise the
-/// syscall over many responses.
-const READ_CHUNK: usize = 64 * 1024;
+/// syscall over many responses. Also the most one read may take, whatever
+/// the read buffer's capacity (it grows for large messages and when `bytes`
+/// doubles an allocation): backpressure lets a response go past its bound by
+/// at most one read, so the read must be bounded too.
+pub(crate) const READ_CHUNK: usize = 64 * 1024;
 
 /// Default bound on the unread bytes of one response (see
 /// [`Connection::max_buffered`]).
@@ -102,6 +106,9 @@ impl Connection {
             _ => q.driver_waker = Some(cx.waker().clone()),
         }
         if self.out.is_empty() && !q.write_buf.is_empty() && !q.write_gate {
+            // What we take now is written in one go: a coalesced group
+            // ends here.
+            q.seal_group();
             // Swap rather than copy: the callers get our empty buffer (with its
             // capacity) and we write theirs.
             std::mem::swap(&mut self.out, &mut q.write_buf);
@@ -126,6 +133,7 @@ impl Connection {
                 }
                 Poll::Ready(Ok(n)) => {
                     self.out.advance(n);
+                    self.shared.counters.wrote();
                     progress = true;
                 }
                 Poll::Ready(Err(e)) => return Err(Error::io("writing to the server", e)),
@@ -156,9 +164,14 @@ impl Connection {
         if self.read_buf.capacity() - self.read_buf.len() < READ_CHUNK / 4 {
             self.read_buf.reserve(READ_CHUNK);
         }
+        // `limit`: never more than READ_CHUNK in one read, however much spare
+        // capacity the buffer has (see READ_CHUNK).
         let mut window = bytes::BufMut::limit(&mut self.read_buf, READ_CHUNK);
         match tokio_util::io::poll_read_buf(Pin::new(&mut self.socket), cx, &mut window) {
-            Poll::Ready(Ok(n)) => Ok(Some(n)),
+            Poll::Ready(Ok(n)) => {
+                self.shared.counters.read(n);
+                Ok(Some(n))
+            }
             Poll::Ready(Err(e)) => Err(Error::io("reading from the server", e)),
             Poll::Pending => Ok(None),
         }
@@ -242,11 +255,28 @@ impl Connection {
             )));
         };
         if complete {
+            self.in_flight.pop_front();
+            if let Some(group) = slot.group() {
+                // A coalesced group's end: split it per member (nobody
+                // waits on the carrier itself).
+                slot.deliver(chunk, true);
+                let mut settled = coalesce::settle(group, slot.take_all())?;
+                self.shared.finished(settled.delivered());
+                let resent = settled.again.len() + settled.rejoin.len();
+                self.shared
+                    .counters
+                    .group(settled.delivered() + resent, resent);
+                self.shared.send_again(
+                    std::mem::take(&mut settled.again),
+                    std::mem::take(&mut settled.rejoin),
+                );
+                settled.hand_over();
+                return Ok(());
+            }
             // Counted as finished before the caller is woken: a caller that
             // saw its answer must never see its own request still pending
             // (the pool decides on that count whether to settle a returned
             // connection).
-            self.in_flight.pop_front();
             self.shared.finished(1);
         }
         let buffered = slot.deliver(chunk, complete);
@@ -304,12 +334,13 @@ impl Connection {
             let mut q = self.shared.lock();
             self.shared.mark_closed(&mut q, || reason.to_owned());
             q.write_buf.clear();
+            coalesce::reset(&mut q.group);
             self.shared.drain_unsent(&mut q)
         };
         let mut n = 0;
         for slot in self.in_flight.drain(..).chain(queued) {
+            n += slot.requests();
             slot.fail(kind, reason);
-            n += 1;
         }
         self.shared.finished(n);
         self.shared.close_queue();

@@ -4,6 +4,7 @@
 //! requests.
 
 mod cancel;
+mod coalesce;
 mod connection;
 mod shared;
 mod slot;
@@ -11,6 +12,7 @@ mod socket;
 
 pub(crate) use cancel::CancelTls;
 pub use cancel::CancelToken;
+pub(crate) use coalesce::eligible_sql as coalescible;
 pub use connection::Connection;
 pub(crate) use shared::{Request, SessionEnd, SessionId, Shared, NO_SESSION};
 pub(crate) use slot::{Responses, Slot};

@@ -16,6 +16,7 @@ use bytes::BytesMut;
 use pgpipe_proto::frontend::{self, Encoder};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
+use crate::driver::coalesce;
 use crate::driver::CancelToken;
 use crate::driver::{Responses, Slot};
 use crate::error::DbError;
@@ -116,6 +117,15 @@ pub(crate) struct Queue {
     /// bound (see [`Shared::poll_write_room`]): woken when the driver takes
     /// the buffer.
     pub(crate) writer_waker: Option<Waker>,
+    /// The coalesced group open at the end of `write_buf`, if any.
+    pub(crate) group: coalesce::Open,
+}
+
+impl Queue {
+    /// Ends a coalesced group open at the end of the write buffer.
+    pub(crate) fn seal_group(&mut self) {
+        coalesce::seal(&mut self.group, &mut self.write_buf);
+    }
 }
 
 /// How [`Shared::end_session`] ended a session.
@@ -211,6 +221,10 @@ pub(crate) struct Shared {
     pub(crate) database: std::sync::OnceLock<String>,
     /// Woken when a reservation ends.
     released: Notify,
+    /// Whether handles share Syncs by default (`coalesce_sync`).
+    pub(crate) coalesce: bool,
+    /// Socket syscalls of the driver, for [`Client::stats`](crate::Client::stats).
+    pub(crate) counters: Counters,
     next_session: AtomicU64,
     /// Where notifications (LISTEN/NOTIFY) arriving on this connection go,
     /// and how many were dropped because nobody asked for them.
@@ -243,6 +257,7 @@ impl Shared {
                 reservation: None,
                 no_cache: StatementCache::new(0),
                 writer_waker: None,
+                group: coalesce::Open::default(),
             }),
             permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             encoder,
@@ -261,6 +276,8 @@ impl Shared {
             types: TypeRegistry::default(),
             database: std::sync::OnceLock::new(),
             released: Notify::new(),
+            coalesce: false,
+            counters: Counters::default(),
             next_session: AtomicU64::new(NO_SESSION + 1),
             notifications: NotificationRoute::default(),
             copy_targets: Mutex::default(),
@@ -320,8 +337,26 @@ impl Shared {
     where
         F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
     {
+        self.send_statement(session, kind, permit, false, encode)
+    }
+
+    /// Like [`send_cached`](Self::send_cached); with `coalesce`, the
+    /// request may share its Sync with its neighbours in the write buffer
+    /// (see [`coalesce`]): `encode` must write one statement ending in a
+    /// Sync, which is removed if it joins a group.
+    pub(crate) fn send_statement<F, R>(
+        &self,
+        session: SessionId,
+        kind: Request,
+        permit: Option<OwnedSemaphorePermit>,
+        coalesce: bool,
+        encode: F,
+    ) -> Result<(Responses, R), Error>
+    where
+        F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
+    {
         let slot = Arc::new(Slot::new(permit));
-        let (r, begin) = self.enqueue(session, kind, [slot.clone()], encode)?;
+        let (r, begin) = self.enqueue(session, kind, [slot.clone()], coalesce, encode)?;
         let mut responses = Responses::new(slot);
         if let Some(watch) = begin {
             responses.begin_in_front(watch);
@@ -364,8 +399,13 @@ impl Shared {
             .into_iter()
             .map(|p| Arc::new(Slot::new(Some(p))))
             .collect();
-        let (r, begin) =
-            self.enqueue(session, Request::Statement, slots.iter().cloned(), encode)?;
+        let (r, begin) = self.enqueue(
+            session,
+            Request::Statement,
+            slots.iter().cloned(),
+            false,
+            encode,
+        )?;
         let mut responses: Vec<Responses> = slots.into_iter().map(Responses::new).collect();
         if let (Some(watch), Some(first)) = (begin, responses.first_mut()) {
             first.begin_in_front(watch);
@@ -381,6 +421,7 @@ impl Shared {
         session: SessionId,
         kind: Request,
         slots: impl IntoIterator<Item = Arc<Slot>>,
+        coalesce: bool,
         encode: F,
     ) -> Result<(R, Option<Arc<AtomicBool>>), Error>
     where
@@ -437,6 +478,16 @@ impl Shared {
                     }
                 }
             }
+            // Never inside a transaction: no reservation, and the session
+            // idle as far as we know (a group that still lands in a block
+            // opened by hand is settled by the block's rules).
+            let coalesce = coalesce
+                && q.reservation.is_none()
+                && begin.is_none()
+                && self.transaction_status() == b'I';
+            if !coalesce {
+                coalesce::seal(&mut q.group, &mut q.write_buf);
+            }
             let start = q.write_buf.len();
             let encoded = (|| {
                 if let Some((sql, _)) = &begin {
@@ -456,10 +507,17 @@ impl Shared {
                     held.begin = None;
                 }
             }
-            let before = q.slots.len();
-            q.slots.extend(slots);
-            self.outstanding
-                .fetch_add(q.slots.len() - before, Ordering::Relaxed);
+            let mut added = 0;
+            for slot in slots {
+                added += 1;
+                if coalesce
+                    && coalesce::join(&mut q.group, &mut q.write_buf, &mut q.slots, start, &slot)
+                {
+                    continue;
+                }
+                q.slots.push_back(slot);
+            }
+            self.outstanding.fetch_add(added, Ordering::Relaxed);
             // Wake only on the idle-to-busy transition: if bytes were already
             // waiting, the driver has been woken for them and will take ours too.
             let waker = if start == 0 {
@@ -558,6 +616,7 @@ impl Shared {
             if let Some(reason) = &q.closed {
                 return Err(Error::closed().context(reason));
             }
+            coalesce::seal(&mut q.group, &mut q.write_buf);
             let start = q.write_buf.len();
             let mut result = Ok(if held.begin_failed.load(Ordering::Relaxed) {
                 SessionEnd::BeginFailed
@@ -657,6 +716,48 @@ impl Shared {
         out
     }
 
+    /// Driver side: queues the members of a coalesced group that must run
+    /// again, each on its own Sync (see [`coalesce::settle`]); fails them
+    /// if the connection is closing.
+    pub(crate) fn send_again(
+        &self,
+        mut again: Vec<(Arc<Slot>, bytes::Bytes)>,
+        rejoin: Vec<(Arc<Slot>, bytes::Bytes)>,
+    ) {
+        if again.is_empty() && rejoin.is_empty() {
+            return;
+        }
+        let mut q = self.lock();
+        if let Some(reason) = q.closed.clone() {
+            drop(q);
+            again.extend(rejoin);
+            let n = again.len();
+            for (slot, _) in again {
+                slot.fail(ErrorKind::Closed, &reason);
+            }
+            self.finished(n);
+            return;
+        }
+        let q = &mut *q;
+        if let Some(held) = &mut q.reservation {
+            // A session (transaction or COPY) took the connection while the
+            // group was in flight: its statements may already be written,
+            // so a member sent now would run inside its transaction. Such
+            // members wait behind the session, like any other handle's
+            // request (they are already counted as outstanding), each on
+            // its own Sync: a group left open in the deferred buffer would
+            // lose its Sync.
+            again.extend(rejoin);
+            let mut parked = coalesce::Open::default();
+            let mut slots = std::collections::VecDeque::new();
+            coalesce::send_again(&mut parked, &mut held.deferred_buf, &mut slots, again);
+            held.deferred_slots.extend(slots);
+            return;
+        }
+        coalesce::send_again(&mut q.group, &mut q.write_buf, &mut q.slots, again);
+        coalesce::rejoin(&mut q.group, &mut q.write_buf, &mut q.slots, rejoin);
+    }
+
     /// Writes bytes that belong to a request already in flight (CopyFail
     /// answering an unexpected COPY FROM STDIN): no new response slot.
     pub(crate) fn send_unrouted<F>(&self, encode: F) -> Result<(), Error>
@@ -668,6 +769,7 @@ impl Shared {
             if let Some(reason) = &q.closed {
                 return Err(Error::closed().context(reason));
             }
+            q.seal_group();
             let start = q.write_buf.len();
             if let Err(e) = encode(&self.encoder, &mut q.write_buf) {
                 q.write_buf.truncate(start);
@@ -704,6 +806,7 @@ impl Shared {
             q.closed = Some("the client was closed".into());
             self.closed_flag.store(true, Ordering::Release);
             q.terminating = true;
+            q.seal_group();
             frontend::terminate(&mut q.write_buf);
             q.driver_waker.take()
         };
@@ -869,6 +972,54 @@ fn random_tag() -> u64 {
         h.write_u128(t.as_nanos());
     }
     h.finish()
+}
+
+/// The driver's socket calls: what a bench divides by its operations when
+/// one process holds several connections (`/proc/self/io` counts them all).
+#[derive(Default)]
+pub(crate) struct Counters {
+    reads: AtomicU64,
+    writes: AtomicU64,
+    largest_read: AtomicUsize,
+    grouped: AtomicU64,
+    sent_again: AtomicU64,
+}
+
+impl Counters {
+    /// A read that returned `n` bytes (0 at end of stream).
+    pub(crate) fn read(&self, n: usize) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.largest_read.fetch_max(n, Ordering::Relaxed);
+    }
+
+    /// A write that the socket accepted.
+    pub(crate) fn wrote(&self) {
+        self.writes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A coalesced group of `members` ended; `again` of them are sent
+    /// again on their own Sync.
+    pub(crate) fn group(&self, members: usize, again: usize) {
+        self.grouped.fetch_add(members as u64, Ordering::Relaxed);
+        self.sent_again.fetch_add(again as u64, Ordering::Relaxed);
+    }
+
+    /// (statements that shared a Sync, statements sent again) so far.
+    pub(crate) fn coalesced(&self) -> (u64, u64) {
+        (
+            self.grouped.load(Ordering::Relaxed),
+            self.sent_again.load(Ordering::Relaxed),
+        )
+    }
+
+    /// (reads, writes, largest read in bytes) so far.
+    pub(crate) fn snapshot(&self) -> (u64, u64, usize) {
+        (
+            self.reads.load(Ordering::Relaxed),
+            self.writes.load(Ordering::Relaxed),
+            self.largest_read.load(Ordering::Relaxed),
+        )
+    }
 }
 
 /// Parse + Bind + Execute of `sql` on the unnamed statement and portal,

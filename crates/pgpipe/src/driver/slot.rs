@@ -16,6 +16,7 @@ use bytes::{Buf, Bytes};
 use pgpipe_proto::backend::tag;
 use tokio::sync::OwnedSemaphorePermit;
 
+use crate::driver::coalesce::Group;
 use crate::error::ErrorKind;
 use crate::Error;
 
@@ -71,6 +72,9 @@ pub(crate) struct Slot {
     /// A place in the bounded request queue, given back when both the driver
     /// and the caller are done with this slot.
     _permit: Option<OwnedSemaphorePermit>,
+    /// Set on the carrier of a coalesced group: the driver collects the
+    /// group's response here and splits it per member at its end.
+    group: Option<Group>,
 }
 
 impl Slot {
@@ -78,6 +82,45 @@ impl Slot {
         Slot {
             state: Mutex::default(),
             _permit: permit,
+            group: None,
+        }
+    }
+
+    /// The carrier of a coalesced group (see [`crate::driver::coalesce`]).
+    pub(crate) fn carrier(group: Group) -> Slot {
+        Slot {
+            state: Mutex::default(),
+            _permit: None,
+            group: Some(group),
+        }
+    }
+
+    /// The group this slot carries, if it is a carrier.
+    pub(crate) fn group(&self) -> Option<&Group> {
+        self.group.as_ref()
+    }
+
+    /// How many requests this slot answers: a carrier, its members.
+    pub(crate) fn requests(&self) -> usize {
+        self.group.as_ref().map_or(1, Group::len)
+    }
+
+    /// Driver side: everything delivered so far, as one buffer (a
+    /// carrier's whole response once it is complete).
+    pub(crate) fn take_all(&self) -> Bytes {
+        let mut st = self.lock();
+        st.buffered = 0;
+        let first = st.chunks.pop_front().unwrap_or_default();
+        match st.chunks.pop_front() {
+            None => first,
+            Some(second) => {
+                let mut all = bytes::BytesMut::from(&first[..]);
+                all.extend_from_slice(&second);
+                while let Some(next) = st.chunks.pop_front() {
+                    all.extend_from_slice(&next);
+                }
+                all.freeze()
+            }
         }
     }
 
@@ -109,6 +152,12 @@ impl Slot {
     /// holds more than `limit` unread bytes. If so, the caller wakes the
     /// driver when it has taken enough.
     pub(crate) fn should_pause(&self, limit: usize, driver: &Waker) -> bool {
+        if self.group.is_some() {
+            // Nobody reads a carrier before its end: pausing would stall.
+            // Its members are statements whose callers collect every row
+            // anyway, so this holds no more than they will.
+            return false;
+        }
         let mut st = self.lock();
         if st.abandoned || st.buffered <= limit {
             return false;
@@ -140,8 +189,14 @@ impl Slot {
         .await
     }
 
-    /// Driver side: the connection is gone; wake the caller with the reason.
+    /// Driver side: the connection is gone; wake the caller with the reason
+    /// (a carrier: every member's caller).
     pub(crate) fn fail(&self, kind: ErrorKind, reason: &str) {
+        if let Some(group) = &self.group {
+            for member in group.slots() {
+                member.fail(kind, reason);
+            }
+        }
         let waker = {
             let mut st = self.lock();
             if st.done {

@@ -10,7 +10,7 @@ use pgpipe_types::{Params, Type};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::driver::Responses;
-use crate::driver::{Request, SessionId, Shared};
+use crate::driver::{coalescible, Request, SessionId, Shared};
 use crate::error::ErrorKind;
 use crate::query::Column;
 use crate::query::Statement;
@@ -150,13 +150,33 @@ pub(crate) fn send_query<P: Params + ?Sized>(
     statement: StatementRef<'_>,
     params: &P,
 ) -> Result<(Responses, Plan), Error> {
+    send_query_with(shared, session, permit, statement, params, false)
+}
+
+/// [`send_query`], sharing its Sync with its neighbours when `coalesce` is
+/// set and the statement may (not transaction control, SET, COPY...: see
+/// the driver's `coalesce` module).
+pub(crate) fn send_query_with<P: Params + ?Sized>(
+    shared: &Arc<Shared>,
+    session: SessionId,
+    permit: OwnedSemaphorePermit,
+    statement: StatementRef<'_>,
+    params: &P,
+    coalesce: bool,
+) -> Result<(Responses, Plan), Error> {
     if let StatementRef::Prepared(stmt) = statement {
         check_prepared(shared, stmt, params)?;
     }
-    shared.send_cached(
+    let coalesce = coalesce
+        && match statement {
+            StatementRef::Sql(sql) => coalescible(sql),
+            StatementRef::Prepared(stmt) => coalescible(stmt.sql()),
+        };
+    shared.send_statement(
         session,
         Request::Statement,
         Some(permit),
+        coalesce,
         |enc, buf, cache| encode_statement(shared, enc, buf, cache, statement, params, true),
     )
 }

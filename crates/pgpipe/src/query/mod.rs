@@ -18,7 +18,7 @@ pub use batch::{Batch, BatchResult};
 pub use builder::{BuiltQuery, Ident, QueryBuilder, Separated, MAX_PARAMS};
 pub(crate) use cache::StatementCache;
 pub(crate) use encode::{
-    bind_to, check_prepared, encode_error, encode_statement, send_query, Plan,
+    bind_to, check_prepared, encode_error, encode_statement, send_query, send_query_with, Plan,
 };
 pub use encode::{StatementRef, ToStatement};
 pub use from_row::FromRow;

@@ -1,0 +1,563 @@
+//! Coalesced Sync (opt-in): statements from different callers that the
+//! driver writes in one go share one Sync.
+//!
+//! PostgreSQL ends an implicit transaction and flushes its output at every
+//! Sync, which caps a connection near one statement per server flush. A
+//! group of statements under one Sync costs the server one commit and one
+//! flush, but it also runs them in one implicit transaction: if one fails,
+//! the ones before it are rolled back and the ones after it are skipped.
+//! So:
+//!
+//! - A request joins the group being built at the end of the write buffer
+//!   (encoded without its Sync); any other write seals the group (appends
+//!   the Sync) first, and so does the driver when it takes the buffer.
+//!   Nothing waits for company: a lone member is an ordinary request.
+//! - From the second member on, the group's response goes to one carrier
+//!   [`Slot`] in the queue; at the group's ReadyForQuery the driver splits
+//!   it per member ([`settle`]) and only then hands each caller its part, so
+//!   nothing is reported done before it is committed.
+//! - If a member failed, its caller gets the error; every other member is
+//!   sent again on its own Sync, once (a member refused with 25001, "cannot
+//!   run inside a transaction block", is sent again too). Inside an explicit
+//!   transaction block (status not idle at the end) the members before the
+//!   failure did run and stay: only those after it are sent again.
+//!
+//! Which requests may join is decided here too ([`eligible_sql`],
+//! [`plain_statement`]): one unnamed or already-prepared statement (no
+//! Parse of a named statement, which is not transactional and could not be
+//! sent twice; no Close), never transaction control, SET, COPY and the like.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use bytes::{Bytes, BytesMut};
+use pgpipe_proto::backend::tag;
+use pgpipe_proto::frontend::SYNC;
+
+use crate::driver::Slot;
+use crate::Error;
+
+/// One statement of a group: its caller's slot and its bytes (without the
+/// Sync), kept to send it again on its own if a neighbour fails.
+pub(crate) struct Member {
+    slot: Arc<Slot>,
+    bytes: Bytes,
+}
+
+/// The members of a group, in the order they were written.
+#[derive(Default)]
+pub(crate) struct Group {
+    members: Mutex<Vec<Member>>,
+}
+
+impl Group {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Member>> {
+        self.members.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many requests this group stands for.
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Every member's slot (the connection failed: each caller is told).
+    pub(crate) fn slots(&self) -> Vec<Arc<Slot>> {
+        self.lock().iter().map(|m| m.slot.clone()).collect()
+    }
+}
+
+/// The group being built at the end of the write buffer (queue side).
+#[derive(Default)]
+pub(crate) struct Open {
+    /// The only member so far: its slot is the last one queued.
+    first: Option<Member>,
+    /// From the second member on: the carrier, the last slot queued.
+    carrier: Option<Arc<Slot>>,
+}
+
+impl Open {
+    fn is_open(&self) -> bool {
+        self.first.is_some() || self.carrier.is_some()
+    }
+}
+
+/// Ends the group at the end of `buf` with its Sync, if one is open. Every
+/// write to the buffer that is not a joining member calls this first.
+pub(crate) fn seal(open: &mut Open, buf: &mut BytesMut) {
+    if open.is_open() {
+        buf.extend_from_slice(SYNC);
+        *open = Open::default();
+    }
+}
+
+/// Like [`seal`], with the Sync put at `at`, in front of a request already
+/// encoded there (one that turned out unable to join).
+fn seal_at(open: &mut Open, buf: &mut BytesMut, at: usize) {
+    if open.is_open() {
+        let tail = buf.split_off(at);
+        buf.extend_from_slice(SYNC);
+        buf.unsplit(tail);
+        *open = Open::default();
+    }
+}
+
+/// Forgets the open group (the write buffer was discarded).
+pub(crate) fn reset(open: &mut Open) {
+    *open = Open::default();
+}
+
+/// Called with a request just encoded at `buf[start..]` (ending in its own
+/// Sync) whose caller asked for coalescing: joins it to the open group (its
+/// Sync removed) and returns true, or, if its messages can't be sent twice,
+/// seals the open group in front of it and returns false (the caller queues
+/// `slot` as usual).
+pub(crate) fn join(
+    open: &mut Open,
+    buf: &mut BytesMut,
+    slots: &mut VecDeque<Arc<Slot>>,
+    start: usize,
+    slot: &Arc<Slot>,
+) -> bool {
+    if !plain_statement(&buf[start..]) {
+        seal_at(open, buf, start);
+        return false;
+    }
+    buf.truncate(buf.len() - SYNC.len());
+    let member = Member {
+        slot: slot.clone(),
+        bytes: Bytes::copy_from_slice(&buf[start..]),
+    };
+    if let Some(carrier) = &open.carrier {
+        if let Some(group) = carrier.group() {
+            group.lock().push(member);
+        }
+    } else if let Some(first) = open.first.take() {
+        // The first member's slot is the last queued (anything queued after
+        // it would have sealed the group): the carrier takes its place.
+        let last = slots.pop_back();
+        debug_assert!(last.is_some_and(|s| Arc::ptr_eq(&s, &first.slot)));
+        let carrier = Arc::new(Slot::carrier(Group {
+            members: Mutex::new(vec![first, member]),
+        }));
+        slots.push_back(carrier.clone());
+        open.carrier = Some(carrier);
+    } else {
+        slots.push_back(slot.clone());
+        open.first = Some(member);
+    }
+    true
+}
+
+/// Whether `sql` may share a Sync: not transaction control (BEGIN, START,
+/// COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE, PREPARE TRANSACTION),
+/// not session state (SET, RESET, DISCARD, LISTEN, UNLISTEN, DEALLOCATE),
+/// not COPY (a COPY FROM STDIN would wait for data the group can't send).
+pub(crate) fn eligible_sql(sql: &str) -> bool {
+    let word = first_word(sql);
+    const NEVER: &[&str] = &[
+        "begin",
+        "start",
+        "commit",
+        "end",
+        "rollback",
+        "abort",
+        "savepoint",
+        "release",
+        "prepare",
+        "set",
+        "reset",
+        "discard",
+        "listen",
+        "unlisten",
+        "deallocate",
+        "copy",
+    ];
+    !word.is_empty() && !NEVER.iter().any(|w| w.eq_ignore_ascii_case(word))
+}
+
+/// The first keyword of `sql`, after white space and comments.
+fn first_word(sql: &str) -> &str {
+    let mut s = sql;
+    loop {
+        s = s.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+        if let Some(rest) = s.strip_prefix("--") {
+            s = rest.find('\n').map_or("", |i| &rest[i..]);
+        } else if let Some(rest) = s.strip_prefix("/*") {
+            s = rest.find("*/").map_or("", |i| &rest[i + 2..]);
+        } else {
+            break;
+        }
+    }
+    let end = s
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// Whether `bytes` is one statement that can be sent twice: Parse of the
+/// unnamed statement, Bind, Describe, one Execute, then a Sync at the end.
+pub(crate) fn plain_statement(bytes: &[u8]) -> bool {
+    let mut rest = bytes;
+    let mut executes = 0;
+    while rest.len() >= 5 {
+        let t = rest[0];
+        let len = u32::from_be_bytes([rest[1], rest[2], rest[3], rest[4]]) as usize;
+        if len < 4 || rest.len() < 1 + len {
+            return false;
+        }
+        let body = &rest[5..1 + len];
+        rest = &rest[1 + len..];
+        match t {
+            // Parse: the statement name comes first; empty is unnamed.
+            b'P' if body.first() == Some(&0) => {}
+            b'B' | b'D' => {}
+            b'E' => executes += 1,
+            b'S' if rest.is_empty() => return executes == 1,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The SQLSTATE of an ErrorResponse body.
+fn sqlstate(body: &[u8]) -> Option<&[u8]> {
+    let mut rest = body;
+    while let Some((&field, tail)) = rest.split_first() {
+        if field == 0 {
+            break;
+        }
+        let end = tail.iter().position(|&b| b == 0)?;
+        if field == b'C' {
+            return Some(&tail[..end]);
+        }
+        rest = &tail[end + 1..];
+    }
+    None
+}
+
+/// What [`settle`] decided for a group.
+pub(crate) struct Settled {
+    /// Members whose callers get their answer now, with their part.
+    answered: Vec<(Arc<Slot>, Bytes)>,
+    /// The group's ReadyForQuery, which ends every answered member's part.
+    rfq: Bytes,
+    /// Members to send again, each on its own Sync, in their order: those
+    /// that ran and were rolled back (a second run must not be rolled back
+    /// by a neighbour again) and any refused with 25001.
+    pub(crate) again: Vec<(Arc<Slot>, Bytes)>,
+    /// Members the server skipped after the failure: they never ran, so
+    /// they may share a Sync again, like any new request.
+    pub(crate) rejoin: Vec<(Arc<Slot>, Bytes)>,
+}
+
+impl Settled {
+    /// How many members get their answer now.
+    pub(crate) fn delivered(&self) -> usize {
+        self.answered.len()
+    }
+
+    /// Hands each answered member its part and a ReadyForQuery of its own
+    /// (the driver counts them finished first: a woken caller must not see
+    /// its request still pending).
+    pub(crate) fn hand_over(self) {
+        for (slot, part) in self.answered {
+            slot.deliver(part, false);
+            slot.deliver(self.rfq.clone(), true);
+        }
+    }
+}
+
+/// The group's response (`response`: every message up to and including its
+/// ReadyForQuery) split per member: the members answered now with their
+/// parts (see [`Settled::hand_over`]), and those that must run again. A response that does not fit the members is a protocol
+/// error.
+pub(crate) fn settle(group: &Group, response: Bytes) -> Result<Settled, Error> {
+    let members = std::mem::take(&mut *group.lock());
+    let mismatch = || Error::protocol("a coalesced group's response does not match its statements");
+    // Walk the messages: each member's part ends at its CommandComplete,
+    // EmptyQueryResponse, PortalSuspended or ErrorResponse.
+    let mut parts: Vec<(usize, usize)> = Vec::with_capacity(members.len());
+    let mut failed: Option<(usize, bool)> = None;
+    let (mut at, mut part_start) = (0usize, 0usize);
+    let mut status = None;
+    while at + 5 <= response.len() {
+        let t = response[at];
+        let len = u32::from_be_bytes([
+            response[at + 1],
+            response[at + 2],
+            response[at + 3],
+            response[at + 4],
+        ]) as usize;
+        if len < 4 || response.len() < at + 1 + len {
+            return Err(mismatch());
+        }
+        let next = at + 1 + len;
+        match t {
+            tag::READY_FOR_QUERY => {
+                status = response.get(at + 5).copied();
+                at = next;
+                break;
+            }
+            tag::COMMAND_COMPLETE
+            | tag::EMPTY_QUERY_RESPONSE
+            | tag::PORTAL_SUSPENDED
+            | tag::ERROR_RESPONSE => {
+                if failed.is_some() || parts.len() == members.len() {
+                    return Err(mismatch());
+                }
+                if t == tag::ERROR_RESPONSE {
+                    // 25001: refused inside a transaction block (VACUUM...):
+                    // the group made the block; alone it may well run.
+                    let alone = sqlstate(&response[at + 5..next]) == Some(b"25001");
+                    failed = Some((parts.len(), alone));
+                }
+                parts.push((part_start, next));
+                part_start = next;
+            }
+            _ => {}
+        }
+        at = next;
+    }
+    let Some(status) = status else {
+        return Err(mismatch());
+    };
+    if at != response.len() || (failed.is_none() && parts.len() != members.len()) {
+        return Err(mismatch());
+    }
+    let mut settled = Settled {
+        answered: Vec::with_capacity(members.len()),
+        rfq: response.slice(at - 6..at),
+        again: Vec::new(),
+        rejoin: Vec::new(),
+    };
+    for (i, member) in members.into_iter().enumerate() {
+        let again = match failed {
+            None => false,
+            // Outside a transaction block the whole group was rolled back.
+            Some((k, alone)) if status == b'I' => i != k || alone,
+            // Inside one, what ran before the failure stays.
+            Some((k, _)) => i > k,
+        };
+        if again {
+            let skipped = status == b'I' && matches!(failed, Some((k, _)) if i > k);
+            if skipped {
+                settled.rejoin.push((member.slot, member.bytes));
+            } else {
+                settled.again.push((member.slot, member.bytes));
+            }
+            continue;
+        }
+        let Some(&(from, to)) = parts.get(i) else {
+            return Err(mismatch());
+        };
+        settled
+            .answered
+            .push((member.slot, response.slice(from..to)));
+    }
+    Ok(settled)
+}
+
+/// Queues `again` (from [`settle`]) at the end of the write buffer, each
+/// with its own Sync, sealing any group open there first.
+pub(crate) fn send_again(
+    open: &mut Open,
+    buf: &mut BytesMut,
+    slots: &mut VecDeque<Arc<Slot>>,
+    again: Vec<(Arc<Slot>, Bytes)>,
+) {
+    seal(open, buf);
+    for (slot, bytes) in again {
+        buf.extend_from_slice(&bytes);
+        buf.extend_from_slice(SYNC);
+        slots.push_back(slot);
+    }
+}
+
+/// Queues `rejoin` (from [`settle`]: members that never ran) at the end of
+/// the write buffer as new requests that may share a Sync: they form a
+/// group of their own, which later requests may join until the driver
+/// takes the buffer. A member skipped again by another failure is skipped,
+/// not run, so nothing here runs a statement twice; each round removes the
+/// failing member, so the rounds end.
+pub(crate) fn rejoin(
+    open: &mut Open,
+    buf: &mut BytesMut,
+    slots: &mut VecDeque<Arc<Slot>>,
+    rejoin: Vec<(Arc<Slot>, Bytes)>,
+) {
+    for (slot, bytes) in rejoin {
+        let start = buf.len();
+        buf.extend_from_slice(&bytes);
+        buf.extend_from_slice(SYNC);
+        if !join(open, buf, slots, start, &slot) {
+            slots.push_back(slot);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transaction_control_and_session_state_never_join() {
+        for sql in [
+            "BEGIN",
+            "  begin isolation level serializable",
+            "-- note\nCOMMIT",
+            "/* x */ rollback",
+            "SAVEPOINT a",
+            "set search_path = x",
+            "COPY t FROM STDIN",
+            "START TRANSACTION",
+            "",
+            "   ",
+        ] {
+            assert!(!eligible_sql(sql), "{sql:?}");
+        }
+        for sql in [
+            "SELECT 1",
+            "insert into t values ($1)",
+            "(SELECT 1)",
+            "WITH x AS (SELECT 1) SELECT * FROM x",
+            "VACUUM t",
+            // A word that starts like SET is not SET.
+            "settings_table_select()",
+        ] {
+            assert!(eligible_sql(sql), "{sql:?}");
+        }
+    }
+
+    fn msg(t: u8, body: &[u8]) -> Vec<u8> {
+        let mut v = vec![t];
+        v.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+        v.extend_from_slice(body);
+        v
+    }
+
+    #[test]
+    fn only_one_unnamed_or_bound_statement_can_be_sent_twice() {
+        let unnamed = [
+            msg(b'P', b"\0SELECT 1\0\0\0"),
+            msg(b'B', b"\0\0\0\0\0\0\0\0"),
+            msg(b'D', b"P\0"),
+            msg(b'E', b"\0\0\0\0\0"),
+            SYNC.to_vec(),
+        ]
+        .concat();
+        assert!(plain_statement(&unnamed));
+        let named = [
+            msg(b'P', b"s1\0SELECT 1\0\0\0"),
+            msg(b'E', b"\0\0\0\0\0"),
+            SYNC.to_vec(),
+        ]
+        .concat();
+        assert!(!plain_statement(&named));
+        let close = [msg(b'C', b"Ss1\0"), msg(b'E', b"\0\0\0\0\0"), SYNC.to_vec()].concat();
+        assert!(!plain_statement(&close));
+        let two = [
+            msg(b'E', b"\0\0\0\0\0"),
+            msg(b'E', b"\0\0\0\0\0"),
+            SYNC.to_vec(),
+        ]
+        .concat();
+        assert!(!plain_statement(&two));
+        assert!(!plain_statement(&unnamed[..unnamed.len() - 5]));
+        assert!(!plain_statement(b"S\0\0"));
+    }
+
+    fn response(parts: &[Vec<u8>], status: u8) -> Bytes {
+        let mut v = parts.concat();
+        v.extend_from_slice(&msg(b'Z', &[status]));
+        Bytes::from(v)
+    }
+
+    fn group(n: usize) -> (Group, Vec<Arc<Slot>>) {
+        let slots: Vec<Arc<Slot>> = (0..n).map(|_| Arc::new(Slot::new(None))).collect();
+        let g = Group::default();
+        for (i, s) in slots.iter().enumerate() {
+            g.lock().push(Member {
+                slot: s.clone(),
+                bytes: Bytes::from(vec![i as u8]),
+            });
+        }
+        (g, slots)
+    }
+
+    #[test]
+    fn a_failure_sends_every_neighbour_again_outside_a_block() {
+        let (g, slots) = group(3);
+        let ok = [msg(b'2', b""), msg(b'C', b"SELECT 1\0")].concat();
+        let err = msg(b'E', b"SERROR\0C22012\0Mdivision by zero\0\0");
+        let settled = settle(&g, response(&[ok, err], b'I')).unwrap();
+        assert_eq!(settled.delivered(), 1);
+        // Member 0 ran and was rolled back: alone. Member 2 was skipped:
+        // it never ran, so it may share a Sync again.
+        let again: Vec<u8> = settled.again.iter().map(|(_, b)| b[0]).collect();
+        assert_eq!(again, [0]);
+        let rejoin: Vec<u8> = settled.rejoin.iter().map(|(_, b)| b[0]).collect();
+        assert_eq!(rejoin, [2]);
+        settled.hand_over();
+        assert!(slots[1].is_done());
+        assert!(!slots[0].is_done() && !slots[2].is_done());
+    }
+
+    #[test]
+    fn a_25001_failure_runs_alone_again() {
+        let (g, _) = group(2);
+        let ok = msg(b'C', b"SELECT 1\0");
+        let err = msg(b'E', b"SERROR\0C25001\0Mno\0\0");
+        let settled = settle(&g, response(&[ok, err], b'I')).unwrap();
+        assert_eq!(settled.delivered(), 0);
+        assert_eq!(settled.again.len(), 2);
+    }
+
+    #[test]
+    fn inside_a_block_what_ran_before_the_failure_stays() {
+        let (g, slots) = group(3);
+        let ok = msg(b'C', b"SELECT 1\0");
+        let err = msg(b'E', b"SERROR\0C22012\0Mx\0\0");
+        let settled = settle(&g, response(&[ok, err], b'E')).unwrap();
+        assert_eq!(settled.delivered(), 2);
+        assert_eq!(settled.again.len(), 1);
+        settled.hand_over();
+        assert!(slots[0].is_done() && slots[1].is_done());
+    }
+
+    #[test]
+    fn skipped_members_rejoin_as_one_open_group() {
+        let stmt = [msg(b'B', b"\0\0"), msg(b'E', b"\0\0\0\0\0")].concat();
+        let members: Vec<Arc<Slot>> = (0..3).map(|_| Arc::new(Slot::new(None))).collect();
+        let mut open = Open::default();
+        let mut buf = BytesMut::new();
+        let mut queue = VecDeque::new();
+        rejoin(
+            &mut open,
+            &mut buf,
+            &mut queue,
+            members
+                .iter()
+                .map(|s| (s.clone(), Bytes::from(stmt.clone())))
+                .collect(),
+        );
+        // One carrier for the three, and no Sync yet: later requests may
+        // still join until the driver takes the buffer.
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue[0].group().map(Group::len), Some(3));
+        assert_eq!(buf.len(), 3 * stmt.len());
+        seal(&mut open, &mut buf);
+        assert!(buf.ends_with(SYNC));
+        assert_eq!(buf.len(), 3 * stmt.len() + SYNC.len());
+    }
+
+    #[test]
+    fn a_response_that_does_not_fit_is_a_protocol_error() {
+        let ok = msg(b'C', b"SELECT 1\0");
+        let (g, _) = group(2);
+        assert!(settle(&g, response(std::slice::from_ref(&ok), b'I')).is_err());
+        let (g, _) = group(1);
+        assert!(settle(&g, response(&[ok.clone(), ok.clone()], b'I')).is_err());
+        let (g, _) = group(1);
+        assert!(settle(&g, Bytes::from(ok)).is_err());
+    }
+}
