@@ -6,7 +6,8 @@
 #
 #   ITERATIONS       how many runs (default 5)
 #   SOAK_LOAD=N      busy-loop processes to run alongside (default: one per CPU)
-#   SOAK_PACKAGE     the package whose tests run (default pgpipe)
+#   SOAK_PACKAGE     the package whose tests run (default pgpipe); `all`
+#                    runs every package's tests (`cargo test --workspace`)
 #
 # Logs of every run are kept in target/soak/. Exits non-zero if any test
 # failed in any run.
@@ -20,6 +21,13 @@ if [ $# -gt 0 ] && [ "$1" != "--" ]; then
 fi
 [ "${1:-}" = "--" ] && shift
 package=${SOAK_PACKAGE:-pgpipe}
+if [ "$package" = all ]; then
+  # The whole workspace: flakes also come from cross-package interference on
+  # the shared test cluster (pgpipe-service's tests run beside pgpipe's).
+  scope=(--workspace)
+else
+  scope=(-p "$package")
+fi
 load=${SOAK_LOAD:-$(nproc)}
 logs=target/soak
 mkdir -p "$logs"
@@ -31,7 +39,7 @@ fi
 scripts/ensure-pgbouncer.sh
 
 echo "==> building the tests of $package"
-cargo test -p "$package" --tests --locked --no-run
+cargo test "${scope[@]}" --tests --locked --no-run
 
 # The load: plain busy loops, each killed by its own pid on exit.
 load_pids=()
@@ -49,13 +57,13 @@ failed_runs=0
 for i in $(seq "$iterations"); do
   log="$logs/run-$i.log"
   started=$(date +%s)
-  if cargo test -p "$package" --tests --locked "$@" >"$log" 2>&1; then
+  if cargo test "${scope[@]}" --tests --locked "$@" >"$log" 2>&1; then
     status=ok
   else
     status=FAILED
     failed_runs=$((failed_runs + 1))
   fi
-  echo "run $i/$iterations: $status in $(( $(date +%s) - started )) s ($log)"
+  echo "run $i/$iterations: $status in $(( $(date +%s) - started )) s, load $(cut -d' ' -f1-3 /proc/loadavg) ($log)"
 done
 
 echo

@@ -64,7 +64,7 @@ pub use error::TestkitError;
 pub use fake::{
     msg, scram, FakeError, FakeErrorKind, FakeServer, Responder, Script, Step, Transcript,
 };
-pub use pki::{ServerCert, TestPki, CERT_USER};
+pub use pki::{CrlIssuer, ServerCert, TestPki, CERT_USER, UNUSED_SERIAL};
 pub use proxy::{Direction, FaultProxy, LinkFaults, ProxyStats};
 pub use roles::AuthRole;
 pub use tls_cluster::{test_pki, TlsCluster, TlsRole};

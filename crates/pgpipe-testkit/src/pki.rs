@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rcgen::{
-    BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, SignatureAlgorithm,
-    PKCS_ECDSA_P256_SHA256, PKCS_ECDSA_P384_SHA384, PKCS_ED25519,
+    date_time_ymd, BasicConstraints, CertificateParams, CertificateRevocationListParams, DnType,
+    IsCa, KeyIdMethod, KeyPair, RevocationReason, RevokedCertParams, SerialNumber,
+    SignatureAlgorithm, PKCS_ECDSA_P256_SHA256, PKCS_ECDSA_P384_SHA384, PKCS_ED25519,
 };
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tempfile::TempDir;
@@ -40,7 +41,34 @@ pub enum ServerCert {
     Ed25519,
 }
 
+/// A certificate authority of the [`TestPki`] that can issue a certificate
+/// revocation list ([`TestPki::write_crl`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CrlIssuer {
+    /// The trusted root CA that signed [`ServerCert::Good`],
+    /// [`ServerCert::WrongName`] and [`ServerCert::CommonNameOnly`].
+    Root,
+    /// The CA that signed the client certificate ([`TestPki::client_cert`]).
+    ClientCa,
+    /// The CA the client does not trust ([`ServerCert::UntrustedCa`]): its
+    /// CRL says nothing about certificates of the trusted root.
+    Untrusted,
+}
+
+/// A serial number no certificate of the [`TestPki`] has, to revoke in a
+/// CRL that must not affect any of them.
+pub const UNUSED_SERIAL: u64 = 0x0999_0001;
+
+/// A CA certificate together with its private key, kept so that CRLs can
+/// be signed after the certificates were issued.
+struct Authority {
+    cert: rcgen::Certificate,
+    key: KeyPair,
+}
+
 struct Issued {
+    serial: u64,
     cert_pem: String,
     cert_der: CertificateDer<'static>,
     key_pem: String,
@@ -51,6 +79,10 @@ struct Issued {
 /// (removed on drop) with the permissions PostgreSQL and libpq demand.
 pub struct TestPki {
     dir: TempDir,
+    root: Authority,
+    client_ca: Authority,
+    untrusted_ca: Authority,
+    client_serial: u64,
     good: Issued,
     wrong_name: Issued,
     cn_only: Issued,
@@ -67,6 +99,14 @@ fn key(alg: &'static SignatureAlgorithm, what: &str) -> Result<KeyPair, TestkitE
     KeyPair::generate_for(alg).map_err(err(what))
 }
 
+/// Serial numbers are assigned in order (from a process-wide counter) so
+/// that CRLs can name them; every certificate gets its own.
+fn next_serial() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0x1000);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
 fn ca(
     name: &str,
     alg: &'static SignatureAlgorithm,
@@ -74,6 +114,7 @@ fn ca(
     let key = key(alg, name)?;
     let mut params = CertificateParams::new(Vec::<String>::new()).map_err(err(name))?;
     params.distinguished_name.push(DnType::CommonName, name);
+    params.serial_number = Some(SerialNumber::from(next_serial()));
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let cert = params.self_signed(&key).map_err(err(name))?;
     Ok((cert, key))
@@ -90,12 +131,15 @@ fn issue(
     let mut params = CertificateParams::new(sans).map_err(err(cn))?;
     params.distinguished_name = rcgen::DistinguishedName::new();
     params.distinguished_name.push(DnType::CommonName, cn);
+    let serial = next_serial();
+    params.serial_number = Some(SerialNumber::from(serial));
     let cert = match issuer {
         Some((ca, ca_key)) => params.signed_by(&key, ca, ca_key),
         None => params.self_signed(&key),
     }
     .map_err(err(cn))?;
     Ok(Issued {
+        serial,
         cert_pem: cert.pem(),
         cert_der: cert.der().clone(),
         key_pem: key.serialize_pem(),
@@ -166,8 +210,22 @@ impl TestPki {
         write("client-other-ca.key", &client_other_ca.key_pem, 0o600)?;
         write("server.crt", &good.cert_pem, 0o644)?;
         write("server.key", &good.key_pem, 0o600)?;
+        let client_serial = client.serial;
         Ok(TestPki {
             dir,
+            root: Authority {
+                cert: root,
+                key: root_key,
+            },
+            client_ca: Authority {
+                cert: client_ca,
+                key: client_ca_key,
+            },
+            untrusted_ca: Authority {
+                cert: other,
+                key: other_key,
+            },
+            client_serial,
             good,
             wrong_name,
             cn_only,
@@ -225,6 +283,71 @@ impl TestPki {
             self.dir.path().join("server.crt"),
             self.dir.path().join("server.key"),
         )
+    }
+
+    /// The serial number of a server certificate (what a CRL lists).
+    pub fn server_serial(&self, which: ServerCert) -> u64 {
+        self.issued(which).serial
+    }
+
+    /// The serial number of the client certificate ([`TestPki::client_cert`]).
+    pub fn client_serial(&self) -> u64 {
+        self.client_serial
+    }
+
+    /// Signs a certificate revocation list with `issuer`'s key that revokes
+    /// the certificates with the `revoked` serial numbers (none: an empty
+    /// but valid CRL), writes it as PEM to `name` in [`TestPki::dir`] and
+    /// returns its path. It is current from 2000 until 4000, so it never
+    /// counts as expired.
+    ///
+    /// ```no_run
+    /// # use pgpipe_testkit::{test_pki, CrlIssuer, ServerCert};
+    /// let pki = test_pki().unwrap();
+    /// let serial = pki.server_serial(ServerCert::Good);
+    /// let crl = pki.write_crl("server-revoked.crl", CrlIssuer::Root, &[serial]).unwrap();
+    /// ```
+    pub fn write_crl(
+        &self,
+        name: &str,
+        issuer: CrlIssuer,
+        revoked: &[u64],
+    ) -> Result<PathBuf, TestkitError> {
+        let pem = self.crl_pem(issuer, revoked)?;
+        let path = self.dir.path().join(name);
+        fs::write(&path, pem)
+            .map_err(|e| TestkitError::io(format!("writing {}", path.display()), e))?;
+        Ok(path)
+    }
+
+    /// The PEM of a CRL as [`TestPki::write_crl`] makes it, for callers
+    /// that place it themselves (say, in a hashed CRL directory).
+    pub fn crl_pem(&self, issuer: CrlIssuer, revoked: &[u64]) -> Result<String, TestkitError> {
+        let authority = match issuer {
+            CrlIssuer::Root => &self.root,
+            CrlIssuer::ClientCa => &self.client_ca,
+            CrlIssuer::Untrusted => &self.untrusted_ca,
+        };
+        let params = CertificateRevocationListParams {
+            this_update: date_time_ymd(2000, 1, 1),
+            next_update: date_time_ymd(4000, 1, 1),
+            crl_number: SerialNumber::from(next_serial()),
+            issuing_distribution_point: None,
+            revoked_certs: revoked
+                .iter()
+                .map(|&serial| RevokedCertParams {
+                    serial_number: SerialNumber::from(serial),
+                    revocation_time: date_time_ymd(2001, 1, 1),
+                    reason_code: Some(RevocationReason::KeyCompromise),
+                    invalidity_date: None,
+                })
+                .collect(),
+            key_identifier_method: KeyIdMethod::Sha256,
+        };
+        params
+            .signed_by(&authority.cert, &authority.key)
+            .and_then(|crl| crl.pem())
+            .map_err(err("a certificate revocation list"))
     }
 
     /// The PEM of a server certificate and its key.

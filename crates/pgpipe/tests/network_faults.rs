@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use common::{bounded, cluster, database};
 use pgpipe::{ErrorKind, Pool};
-use pgpipe_testkit::{AuthRole, Direction, FaultProxy, LinkFaults, TestDatabase};
+use pgpipe_testkit::{
+    AuthRole, Direction, FaultProxy, LinkFaults, TestDatabase, TlsCluster, TlsRole,
+};
 use tokio::time::Instant;
 
 fn proxy_for_cluster() -> FaultProxy {
@@ -321,6 +323,63 @@ async fn a_connect_that_stalls_after_authentication_ok_times_out() {
             Err(e) => e,
         };
         assert!(err.is_timeout(), "{err:?}");
+    })
+    .await
+}
+
+/// A connect with sslmode=require whose link stalls during TLS: right after
+/// the server's 'S' answer to SSLRequest (the ServerHello never comes), in
+/// the middle of the server's handshake flight, and with the client's
+/// ClientHello cut short. connect_timeout ends each attempt with a timeout
+/// error; a healed link connects over TLS.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connect_that_stalls_during_the_tls_handshake_times_out() {
+    // Started before the test's time bound counts: initdb and a server
+    // start take tens of seconds on a loaded machine (bounded in the testkit).
+    let tls =
+        TlsCluster::with_tls().unwrap_or_else(|e| panic!("cannot start the TLS cluster: {e}"));
+    bounded(async {
+        let proxy = FaultProxy::start(("127.0.0.1", tls.cluster().port())).expect("fault proxy");
+        let url = proxy.rewrite_url(
+            &tls.url(
+                TlsRole::SslOnly,
+                "127.0.0.1",
+                "sslmode=require&connect_timeout=2",
+            ),
+            tls.cluster().port(),
+        );
+        // To the client: 1 byte is the 'S'; 1 + 60 stops inside the
+        // ServerHello. To the server: 8 bytes are the SSLRequest, 8 + 40
+        // stops inside the ClientHello.
+        let stalls = [
+            (Direction::ToClient, 1u64, "after the server's 'S'"),
+            (Direction::ToClient, 61, "inside the server's handshake"),
+            (Direction::ToServer, 48, "inside the ClientHello"),
+        ];
+        for (dir, after, what) in stalls {
+            proxy.heal();
+            proxy.update(dir, |f| f.stall_after = Some(after));
+            let started = Instant::now();
+            let err = match pgpipe::connect(&url).await {
+                Ok(_) => panic!("connected through a link that stalls {what}"),
+                Err(e) => e,
+            };
+            assert!(err.is_timeout(), "stall {what}: {err:?}");
+            assert!(err.to_string().contains("connect_timeout"), "{what}: {err}");
+            // Bounded: 2 s plus slack for a loaded machine.
+            assert!(started.elapsed() < Duration::from_secs(30), "{what}");
+        }
+        proxy.heal();
+        let client = pgpipe::connect(&url).await.unwrap();
+        let ssl: bool = client
+            .query_one(
+                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                (),
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert!(ssl, "the healed link connects over TLS");
     })
     .await
 }

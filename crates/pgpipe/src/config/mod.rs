@@ -37,7 +37,7 @@
 //!
 //! TLS and authentication settings follow libpq: `sslmode` (default
 //! `prefer`), `sslrootcert` (a file, or `system`), `sslcert`, `sslkey`,
-//! `sslcrl`, `channel_binding`, `sslnegotiation`, `require_auth`,
+//! `sslcrl`, `sslcrldir`, `channel_binding`, `sslnegotiation`, `require_auth`,
 //! `min_protocol_version` and `max_protocol_version`; see the crate README
 //! for what each value does.
 
@@ -363,6 +363,7 @@ pub struct Config {
     ssl_root_cert: Option<PathBuf>,
     ssl_password: Option<String>,
     ssl_crl: Option<PathBuf>,
+    ssl_crl_dir: Option<PathBuf>,
     channel_binding: Option<ChannelBinding>,
     ssl_negotiation: Option<SslNegotiation>,
     require_auth: Option<RequireAuth>,
@@ -410,6 +411,7 @@ impl Config {
             ssl_root_cert: None,
             ssl_password: None,
             ssl_crl: None,
+            ssl_crl_dir: None,
             channel_binding: None,
             ssl_negotiation: None,
             require_auth: None,
@@ -674,6 +676,15 @@ impl Config {
         self
     }
 
+    /// Sets a directory of certificate revocation lists (`sslcrldir`): every
+    /// file in it named like OpenSSL's hashed CRL files (`<hash>.r<n>`, as
+    /// `openssl rehash` makes them) is read as PEM. Used with, or instead
+    /// of, [`Config::ssl_crl`].
+    pub fn ssl_crl_dir(&mut self, path: impl AsRef<Path>) -> &mut Config {
+        self.ssl_crl_dir = Some(path.as_ref().to_path_buf());
+        self
+    }
+
     /// Sets whether SCRAM channel binding is used.
     pub fn channel_binding(&mut self, mode: ChannelBinding) -> &mut Config {
         self.channel_binding = Some(mode);
@@ -855,6 +866,11 @@ impl Config {
         self.ssl_crl.as_deref()
     }
 
+    /// The certificate revocation list directory, if given.
+    pub fn get_ssl_crl_dir(&self) -> Option<&Path> {
+        self.ssl_crl_dir.as_deref()
+    }
+
     /// The channel binding mode, if given.
     pub fn get_channel_binding(&self) -> Option<ChannelBinding> {
         self.channel_binding
@@ -957,6 +973,7 @@ impl fmt::Debug for Config {
                 &self.ssl_password.as_ref().map(|_| Redacted),
             )
             .field("ssl_crl", &self.ssl_crl)
+            .field("ssl_crl_dir", &self.ssl_crl_dir)
             .field("channel_binding", &self.channel_binding)
             .field("ssl_negotiation", &self.ssl_negotiation)
             .finish()

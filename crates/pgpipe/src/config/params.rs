@@ -21,7 +21,6 @@ const UNSUPPORTED: &[&str] = &[
     "requirepeer",
     "sslcompression",
     "sslsni",
-    "sslcrldir",
     "sslcertmode",
     "ssl_min_protocol_version",
     "ssl_max_protocol_version",
@@ -64,6 +63,7 @@ pub(super) fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), C
         "sslrootcert" => config.ssl_root_cert = Some(PathBuf::from(value)),
         "sslpassword" => config.ssl_password = Some(value.to_owned()),
         "sslcrl" => config.ssl_crl = Some(PathBuf::from(value)),
+        "sslcrldir" => config.ssl_crl_dir = Some(PathBuf::from(value)),
         "channel_binding" => config.channel_binding = Some(value.parse()?),
         "sslnegotiation" => config.ssl_negotiation = Some(value.parse()?),
         "gssencmode" => check_gssencmode(value)?,
@@ -120,6 +120,7 @@ fn unset(config: &mut Config, key: &str) -> Result<(), ConfigError> {
         "sslrootcert" => config.ssl_root_cert = None,
         "sslpassword" => config.ssl_password = None,
         "sslcrl" => config.ssl_crl = None,
+        "sslcrldir" => config.ssl_crl_dir = None,
         "channel_binding" => config.channel_binding = None,
         "sslnegotiation" => config.ssl_negotiation = None,
         "statement_cache_capacity" => {

@@ -109,6 +109,8 @@ pub struct ResolvedConfig {
     pub ssl_password: Option<String>,
     /// The certificate revocation list file (`sslcrl`, `PGSSLCRL`).
     pub ssl_crl: Option<PathBuf>,
+    /// The certificate revocation list directory (`sslcrldir`, `PGSSLCRLDIR`).
+    pub ssl_crl_dir: Option<PathBuf>,
     /// Whether SCRAM channel binding is used.
     pub channel_binding: ChannelBinding,
     /// How TLS is negotiated.
@@ -151,6 +153,7 @@ impl fmt::Debug for ResolvedConfig {
                 &self.ssl_password.as_ref().map(|_| Redacted),
             )
             .field("ssl_crl", &self.ssl_crl)
+            .field("ssl_crl_dir", &self.ssl_crl_dir)
             .field("channel_binding", &self.channel_binding)
             .field("ssl_negotiation", &self.ssl_negotiation)
             .field("require_auth", &self.require_auth)
@@ -269,6 +272,7 @@ pub(super) fn resolve(
     let ssl_key = path_var(&config.ssl_key, "PGSSLKEY");
     let ssl_root_cert = path_var(&config.ssl_root_cert, "PGSSLROOTCERT");
     let ssl_crl = path_var(&config.ssl_crl, "PGSSLCRL");
+    let ssl_crl_dir = path_var(&config.ssl_crl_dir, "PGSSLCRLDIR");
     let ssl_mode = effective_ssl_mode(explicit_ssl_mode, ssl_root_cert.as_deref())?;
     if channel_binding == ChannelBinding::Require && ssl_mode == SslMode::Disable {
         return Err(ConfigError::new(
@@ -416,6 +420,7 @@ pub(super) fn resolve(
         ssl_root_cert,
         ssl_password: non_empty(config.ssl_password.as_deref()),
         ssl_crl,
+        ssl_crl_dir,
         channel_binding,
         ssl_negotiation,
         require_auth,

@@ -475,7 +475,7 @@ fn conninfo_every_known_key() {
          fallback_application_name=f options=o connect_timeout=7 sslmode=disable \
          target_session_attrs=read-write load_balance_hosts=random keepalives=0 \
          keepalives_idle=30 tcp_user_timeout=1500 passfile=/pp client_encoding=UTF8 \
-         sslcert=/c sslkey=/k sslrootcert=/r sslpassword=sp sslcrl=/l \
+         sslcert=/c sslkey=/k sslrootcert=/r sslpassword=sp sslcrl=/l sslcrldir=/ld \
          channel_binding=require sslnegotiation=direct gssencmode=disable \
          statement_cache_capacity=0 query_mode=simple max_message_size=1024 \
          scram_max_iterations=4096 coalesce_sync=on",
@@ -508,6 +508,7 @@ fn conninfo_every_known_key() {
     assert_eq!(c.get_ssl_root_cert(), Some(Path::new("/r")));
     assert_eq!(c.get_ssl_password(), Some("sp"));
     assert_eq!(c.get_ssl_crl(), Some(Path::new("/l")));
+    assert_eq!(c.get_ssl_crl_dir(), Some(Path::new("/ld")));
     assert_eq!(c.get_channel_binding(), Some(ChannelBinding::Require));
     assert_eq!(c.get_ssl_negotiation(), Some(SslNegotiation::Direct));
     assert_eq!(c.get_statement_cache_capacity(), 0);
@@ -813,6 +814,7 @@ fn resolve_env_fills_unset_fields_only() {
         .var("PGSSLKEY", "/env/key")
         .var("PGSSLROOTCERT", "/env/root")
         .var("PGSSLCRL", "/env/crl")
+        .var("PGSSLCRLDIR", "/env/crldir")
         .var("PGCHANNELBINDING", "disable")
         .var("PGSSLNEGOTIATION", "direct");
     let r = resolve(&Config::new(), &env);
@@ -830,6 +832,7 @@ fn resolve_env_fills_unset_fields_only() {
     assert_eq!(r.ssl_key.as_deref(), Some(Path::new("/env/key")));
     assert_eq!(r.ssl_root_cert.as_deref(), Some(Path::new("/env/root")));
     assert_eq!(r.ssl_crl.as_deref(), Some(Path::new("/env/crl")));
+    assert_eq!(r.ssl_crl_dir.as_deref(), Some(Path::new("/env/crldir")));
     assert_eq!(r.channel_binding, ChannelBinding::Disable);
     assert_eq!(r.ssl_negotiation, SslNegotiation::Direct);
 

@@ -1,6 +1,6 @@
 //! TLS on rustls (ring provider): the client configuration for one
 //! connection attempt, built from `sslrootcert`, `sslcert`, `sslkey`,
-//! `sslcrl` and their `~/.postgresql/` defaults, with libpq's verification
+//! `sslcrl`, `sslcrldir` and their `~/.postgresql/` defaults, with libpq's verification
 //! rules, and the handshake itself.
 //!
 //! | sslmode | chain checked | host name checked |
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::WebPkiServerVerifier;
+use rustls::client::{VerifierBuilderError, WebPkiServerVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{
@@ -39,6 +39,8 @@ pub(crate) struct TlsSetup {
     /// For error messages: what was checked.
     mode: SslMode,
     root_source: Option<String>,
+    /// Where the revocation lists came from, when any are checked.
+    crl_source: Option<String>,
 }
 
 impl fmt::Debug for TlsSetup {
@@ -81,19 +83,27 @@ impl TlsSetup {
         let mode = config.ssl_mode;
         let (roots, root_source) = load_roots(config, env)?;
         let verify_name = mode == SslMode::VerifyFull;
+        let mut crl_source = None;
         let chain = match roots {
             Some(roots) => {
+                let roots = Arc::new(roots);
+                let crl_files = load_crls(config, env)?;
+                let crls: Vec<_> = crl_files
+                    .iter()
+                    .flat_map(|file| file.crls.iter().cloned())
+                    .collect();
                 let mut builder =
-                    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone());
-                let crls = load_crls(config, env)?;
+                    WebPkiServerVerifier::builder_with_provider(roots.clone(), provider.clone());
                 if !crls.is_empty() {
                     builder = builder.with_crls(crls);
+                    crl_source = Some(describe_crl_files(&crl_files));
                 }
-                Some(
-                    builder.build().map_err(|e| {
-                        tls_error("setting up certificate verification").with_source(e)
-                    })?,
-                )
+                Some(builder.build().map_err(|e| match e {
+                    VerifierBuilderError::InvalidCrl(_) => {
+                        invalid_crl_error(&crl_files, &roots, &provider, e)
+                    }
+                    e => tls_error("setting up certificate verification").with_source(e),
+                })?)
             }
             None => None,
         };
@@ -135,6 +145,7 @@ impl TlsSetup {
             server_name,
             mode,
             root_source,
+            crl_source,
         })
     }
 
@@ -166,28 +177,45 @@ impl TlsSetup {
             .and_then(|inner| inner.downcast_ref::<rustls::Error>())
             .cloned();
         let roots = self.root_source.as_deref().unwrap_or("no root certificate");
+        let crls = self
+            .crl_source
+            .as_deref()
+            .unwrap_or("no certificate revocation list");
         let mode = self.mode;
         let message = match &rustls_error {
-            Some(rustls::Error::InvalidCertificate(cert)) => match cert {
-                CertificateError::UnknownIssuer => format!(
-                    "server certificate verification failed (sslmode={mode}): it is not \
+            Some(rustls::Error::InvalidCertificate(cert)) => {
+                match cert {
+                    CertificateError::UnknownIssuer => format!(
+                        "server certificate verification failed (sslmode={mode}): it is not \
                      signed by a trusted CA (trusted: {roots})"
-                ),
-                CertificateError::NotValidForName
-                | CertificateError::NotValidForNameContext { .. } => format!(
-                    "server certificate verification failed (sslmode={mode}): the certificate \
+                    ),
+                    CertificateError::NotValidForName
+                    | CertificateError::NotValidForNameContext { .. } => format!(
+                        "server certificate verification failed (sslmode={mode}): the certificate \
                      does not match the host name ({cert:?})"
-                ),
-                CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
-                    format!("server certificate verification failed (sslmode={mode}): it has expired")
+                    ),
+                    CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+                        format!("server certificate verification failed (sslmode={mode}): it has expired")
+                    }
+                    CertificateError::Revoked => format!(
+                        "server certificate verification failed (sslmode={mode}): the certificate \
+                     is revoked (listed in {crls})"
+                    ),
+                    CertificateError::UnknownRevocationStatus => format!(
+                        "server certificate verification failed (sslmode={mode}): no certificate \
+                     revocation list from its issuer in {crls}; once revocation lists are \
+                     given, every certificate of the chain must be covered by one, as in libpq"
+                    ),
+                    CertificateError::ExpiredRevocationList
+                    | CertificateError::ExpiredRevocationListContext { .. } => format!(
+                        "server certificate verification failed (sslmode={mode}): the certificate \
+                     revocation list has expired ({crls})"
+                    ),
+                    other => format!(
+                        "server certificate verification failed (sslmode={mode}): {other:?}"
+                    ),
                 }
-                CertificateError::Revoked => format!(
-                    "server certificate verification failed (sslmode={mode}): it is revoked (sslcrl)"
-                ),
-                other => format!(
-                    "server certificate verification failed (sslmode={mode}): {other:?}"
-                ),
-            },
+            }
             Some(other) => format!("TLS handshake failed: {other}"),
             None => format!("TLS handshake failed: {e}"),
         };
@@ -281,20 +309,128 @@ fn load_roots(
     Ok((Some(store), Some(format!("\"{}\"", path.display()))))
 }
 
-fn load_crls(
-    config: &ResolvedConfig,
-    env: &dyn Environment,
-) -> Result<Vec<CertificateRevocationListDer<'static>>, Error> {
-    let path = config
-        .ssl_crl
-        .clone()
-        .or_else(|| default_file(env, "root.crl"));
-    match path.filter(|p| p.exists()) {
-        Some(path) => read_pem(&path, "certificate revocation list", |pem| {
-            CertificateRevocationListDer::pem_slice_iter(pem)
-        }),
-        None => Ok(Vec::new()),
+/// The revocation lists of one file.
+struct CrlFile {
+    path: PathBuf,
+    crls: Vec<CertificateRevocationListDer<'static>>,
+}
+
+/// The certificate revocation lists, as libpq finds them: the `sslcrl` file
+/// and the files of the `sslcrldir` directory; when neither is set,
+/// `~/.postgresql/root.crl` if it exists. Unlike libpq, which silently
+/// ignores a revocation list it cannot load, a configured file or directory
+/// that is missing or unreadable, or a file that holds no valid list, is an
+/// error: otherwise a typo would quietly switch revocation checking off.
+fn load_crls(config: &ResolvedConfig, env: &dyn Environment) -> Result<Vec<CrlFile>, Error> {
+    let mut files = Vec::new();
+    if config.ssl_crl.is_none() && config.ssl_crl_dir.is_none() {
+        if let Some(path) = default_file(env, "root.crl").filter(|p| p.exists()) {
+            files.push(read_crl_file(&path, "certificate revocation list")?);
+        }
+        return Ok(files);
     }
+    if let Some(path) = &config.ssl_crl {
+        files.push(read_crl_file(path, "certificate revocation list (sslcrl)")?);
+    }
+    if let Some(dir) = &config.ssl_crl_dir {
+        let mut paths = Vec::new();
+        let entries = std::fs::read_dir(dir).map_err(|e| {
+            tls_error(format!(
+                "could not read certificate revocation list directory (sslcrldir) \"{}\"",
+                dir.display()
+            ))
+            .with_source(e)
+        })?;
+        for entry in entries {
+            let path = entry
+                .map_err(|e| {
+                    tls_error(format!(
+                        "could not read certificate revocation list directory (sslcrldir) \"{}\"",
+                        dir.display()
+                    ))
+                    .with_source(e)
+                })?
+                .path();
+            if is_hashed_crl_name(&path) && path.is_file() {
+                paths.push(path);
+            }
+        }
+        if paths.is_empty() {
+            return Err(tls_error(format!(
+                "certificate revocation list directory (sslcrldir) \"{}\" holds no revocation \
+                 list file: they are named <hash>.r<n>, as `openssl rehash` names them",
+                dir.display()
+            )));
+        }
+        paths.sort();
+        for path in paths {
+            files.push(read_crl_file(
+                &path,
+                "certificate revocation list (sslcrldir)",
+            )?);
+        }
+    }
+    Ok(files)
+}
+
+/// OpenSSL's hashed directory layout names CRLs `<8 hex digits>.r<n>`;
+/// other files there (certificates are `<hash>.<n>`) are not CRLs.
+fn is_hashed_crl_name(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    match name.rsplit_once(".r") {
+        Some((stem, n)) => {
+            !stem.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+fn read_crl_file(path: &Path, what: &str) -> Result<CrlFile, Error> {
+    let crls = read_pem(path, what, CertificateRevocationListDer::pem_slice_iter)?;
+    if crls.is_empty() {
+        return Err(tls_error(format!(
+            "{what} file \"{}\" holds no PEM revocation list (-----BEGIN X509 CRL-----)",
+            path.display()
+        )));
+    }
+    Ok(CrlFile {
+        path: path.to_path_buf(),
+        crls,
+    })
+}
+
+fn describe_crl_files(files: &[CrlFile]) -> String {
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| format!("\"{}\"", f.path.display()))
+        .collect();
+    names.join(", ")
+}
+
+/// The verifier refused the revocation lists as a whole: find the file
+/// that holds the bad one, so the error can name it.
+fn invalid_crl_error(
+    files: &[CrlFile],
+    roots: &Arc<RootCertStore>,
+    provider: &Arc<CryptoProvider>,
+    whole: VerifierBuilderError,
+) -> Error {
+    let culprit = files.iter().find(|file| {
+        WebPkiServerVerifier::builder_with_provider(roots.clone(), provider.clone())
+            .with_crls(file.crls.clone())
+            .build()
+            .is_err()
+    });
+    let shown = match culprit {
+        Some(file) => format!("\"{}\"", file.path.display()),
+        None => describe_crl_files(files),
+    };
+    tls_error(format!(
+        "certificate revocation list file {shown} holds a revocation list that cannot be parsed"
+    ))
+    .with_source(whole)
 }
 
 type ClientCert = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
@@ -550,6 +686,21 @@ mod tests {
         let e = check_key_permissions(&dir).unwrap_err();
         assert!(e.to_string().contains("not a regular file"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn only_hashed_crl_names_are_read_from_sslcrldir() {
+        for (name, ok) in [
+            ("5f3a9c21.r0", true),
+            ("5f3a9c21.r12", true),
+            ("5f3a9c21.0", false),
+            ("5f3a9c21.r", false),
+            (".r0", false),
+            ("revoked.pem", false),
+            ("5f3a9c21.rx", false),
+        ] {
+            assert_eq!(is_hashed_crl_name(Path::new(name)), ok, "{name}");
+        }
     }
 
     #[test]
