@@ -32,6 +32,7 @@ fn root() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verify_full_accepts_the_host_name_and_the_ip_address() {
+    tls_cluster(); // started before the bound counts (initdb under load)
     bounded(async {
         for host in ["localhost", "127.0.0.1"] {
             let url = tls_cluster().url(
@@ -50,6 +51,7 @@ async fn verify_full_accepts_the_host_name_and_the_ip_address() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_untrusted_ca_fails_verification_and_says_so() {
+    tls_cluster(); // started before the bound counts (initdb under load)
     bounded(async {
         let untrusted = test_pki().expect("PKI").untrusted_root_cert();
         for mode in ["verify-ca", "verify-full"] {
@@ -70,6 +72,7 @@ async fn an_untrusted_ca_fails_verification_and_says_so() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verify_modes_need_a_root_certificate() {
+    tls_cluster(); // started before the bound counts (initdb under load)
     bounded(async {
         let url = tls_cluster().url(
             TlsRole::SslOnly,
@@ -89,6 +92,7 @@ async fn verify_modes_need_a_root_certificate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sslrootcert_system_does_not_trust_a_private_ca() {
+    tls_cluster(); // started before the bound counts (initdb under load)
     bounded(async {
         let url = tls_cluster().url(TlsRole::SslOnly, "localhost", "sslrootcert=system");
         let e = pgpipe::connect(&url).await.expect_err("private CA");
@@ -113,6 +117,7 @@ async fn sslrootcert_system_does_not_trust_a_private_ca() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cert_authentication_needs_the_right_client_certificate() {
+    tls_cluster(); // started before the bound counts (initdb under load)
     bounded(async {
         let pki = test_pki().expect("PKI");
         let (cert, key) = pki.client_cert();
@@ -185,6 +190,7 @@ async fn cert_authentication_needs_the_right_client_certificate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scram_plus_binds_the_channel_over_tls() {
+    tls_cluster(); // started before the bound counts (initdb under load)
     bounded(async {
         // channel_binding=require only completes with SCRAM-SHA-256-PLUS,
         // and the server checks the binding against its own certificate.
@@ -215,6 +221,7 @@ async fn scram_plus_binds_the_channel_over_tls() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn channel_binding_require_refuses_what_cannot_bind() {
+    tls_cluster(); // started before the bound counts (initdb under load)
     bounded(async {
         let cluster = tls_cluster();
         // Plain TCP (the hostnossl role): refused at the SASL request.
@@ -251,6 +258,7 @@ async fn channel_binding_require_refuses_what_cannot_bind() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_goes_over_tls() {
+    tls_cluster(); // started before the bound counts (initdb under load)
     bounded(async {
         let url = tls_cluster().url(TlsRole::SslOnly, "localhost", "sslmode=require");
         let client = pgpipe::connect(&url).await.expect("connect");

@@ -85,6 +85,9 @@ fn expected(mode: &str, server_tls: bool, role: TlsRole) -> Outcome {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sslmode_matrix_matches_libpq() {
+    // Both clusters started before the bound counts (initdb under load).
+    tls_cluster(true);
+    tls_cluster(false);
     bounded(async {
         let pki = test_pki().expect("test PKI");
         let root = pki.root_cert();
@@ -123,6 +126,9 @@ async fn sslmode_matrix_matches_libpq() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn require_with_a_root_certificate_verifies_the_chain() {
+    // Both clusters started before the bound counts (initdb under load).
+    tls_cluster(true);
+    tls_cluster(false);
     bounded(async {
         let pki = test_pki().expect("test PKI");
         let cluster = tls_cluster(true);

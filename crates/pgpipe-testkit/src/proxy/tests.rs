@@ -67,11 +67,19 @@ fn a_clean_link_forwards_everything_both_ways() {
     let t = std::thread::spawn(move || writer.write_all(&sent).unwrap());
     assert_eq!(read_exact(&mut client, data.len()), data);
     t.join().unwrap();
+    // The proxy counts a chunk once its forwarding write has returned, which
+    // can be after the other end already read it (a soak run caught
+    // to_server at 196,608 of 200,000): wait for the counts, bounded.
+    let len = data.len() as u64;
+    eventually("every byte counted", || {
+        let s = proxy.stats();
+        s.to_server == len && s.to_client == len
+    });
     let stats = proxy.stats();
     assert_eq!(stats.accepted, 1);
     assert_eq!(stats.open, 1);
-    assert_eq!(stats.to_server, data.len() as u64);
-    assert_eq!(stats.to_client, data.len() as u64);
+    assert_eq!(stats.to_server, len);
+    assert_eq!(stats.to_client, len);
     // An orderly close travels through, and the proxy forgets the connection.
     client.shutdown(Shutdown::Write).unwrap();
     assert_eq!(client.read(&mut [0u8; 1]).unwrap(), 0);
