@@ -349,15 +349,14 @@ async fn copy_portal_and_listen_spans() {
         assert!(out.next().await.unwrap().is_ok());
         drop(out);
         assert!(last(&recorder, "copy_out").closed);
-        // A failing COPY OUT (no such table) records the SQLSTATE.
-        // A failing COPY OUT (no such table): the error comes with the
-        // stream, and ends the span with the SQLSTATE.
-        let mut out = client.copy_out("COPY nope TO STDOUT").await.unwrap();
-        assert!(matches!(out.next().await, Some(Err(_))));
+        // A failing COPY OUT (no such table): `copy_out` waits for the
+        // server to start streaming, so the error is its own, and the span
+        // ends with the SQLSTATE.
+        let err = client.copy_out("COPY nope TO STDOUT").await.unwrap_err();
+        assert_eq!(err.code(), Some(&pgpipe::SqlState::UNDEFINED_TABLE), "{err}");
         let failed = last(&recorder, "copy_out");
         assert!(failed.closed, "{failed:#?}");
         assert_eq!(failed.field("error.type"), Some("42P01"));
-        drop(out);
 
         // Portals: binding, and each fetch with its rows.
         let tx = client.transaction().await.unwrap();
