@@ -353,7 +353,11 @@ async fn copy_portal_and_listen_spans() {
         // server to start streaming, so the error is its own, and the span
         // ends with the SQLSTATE.
         let err = client.copy_out("COPY nope TO STDOUT").await.unwrap_err();
-        assert_eq!(err.code(), Some(&pgpipe::SqlState::UNDEFINED_TABLE), "{err}");
+        assert_eq!(
+            err.code(),
+            Some(&pgpipe::SqlState::UNDEFINED_TABLE),
+            "{err}"
+        );
         let failed = last(&recorder, "copy_out");
         assert!(failed.closed, "{failed:#?}");
         assert_eq!(failed.field("error.type"), Some("42P01"));
