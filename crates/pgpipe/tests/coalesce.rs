@@ -37,8 +37,10 @@ async fn a_group_is_answered_only_after_its_ready_for_query() {
             flag.store(true, Ordering::SeqCst);
             msg::concat(&[executed("SELECT 1"), executed("SELECT 1")])
         })
-        // ReadyForQuery held back: the callers must stay pending.
-        .sleep(Duration::from_millis(1500))
+        // ReadyForQuery held back: the callers must stay pending. Long
+        // enough that a loaded machine cannot stretch the test's 300 ms
+        // look past it (which would let the answers in and fail it).
+        .sleep(Duration::from_secs(5))
         .send(msg::ready_for_query(b'I'));
     let server = FakeServer::start(script).await.unwrap();
     let url = format!("{}&statement_cache_capacity=0", server.url());
