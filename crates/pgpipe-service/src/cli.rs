@@ -51,6 +51,15 @@ pub struct ServiceArgs {
     /// shutdown.
     #[arg(long)]
     pub profile: Option<PathBuf>,
+    /// pgpipe driver: statements written in one go share a Sync (one
+    /// server transaction per group); `false` gives each its own.
+    #[arg(
+        long,
+        env = "PGPIPE_SERVICE_COALESCE_SYNC",
+        default_value_t = true,
+        action = clap::ArgAction::Set
+    )]
+    pub coalesce_sync: bool,
 }
 
 /// Runs the service until SIGINT/SIGTERM; the exit code says how it went.
@@ -109,7 +118,7 @@ async fn run(args: &ServiceArgs) -> Result<(), String> {
     };
     match args.driver {
         Driver::Pgpipe => {
-            let db = PgpipeDb::connect(&args.url, args.pool_size)
+            let db = PgpipeDb::connect_with(&args.url, args.pool_size, args.coalesce_sync)
                 .await
                 .map_err(|e| format!("cannot connect: {e}"))?;
             serve(args, db, limits).await
