@@ -6,9 +6,10 @@
 //! checked before anything is written wherever they are known up front, so a
 //! refused message costs no copying.
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 use memchr::memchr;
 
+use crate::put::PutInline;
 use crate::{EncodeError, Oid};
 
 /// Whether an encoded parameter value is SQL NULL.
@@ -109,13 +110,14 @@ impl ParamWriter<'_> {
     /// prefix [`EncodeError::ValueTooLarge`]; a message growing past the
     /// encoder's maximum [`EncodeError::MessageTooLarge`], reported here
     /// rather than after the remaining parameters were encoded for nothing.
+    #[inline]
     pub fn write<F>(&mut self, f: F) -> Result<(), EncodeError>
     where
         F: FnOnce(&mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Send + Sync>>,
     {
         let index = self.written;
         let before = self.buf.len();
-        self.buf.put_i32(0);
+        self.buf.put_i32_inline(0);
         let value_start = before + 4;
 
         let is_null = match f(self.buf) {
@@ -230,8 +232,8 @@ impl<'a> Fill<'a> {
 }
 
 fn put_cstr(buf: &mut BytesMut, s: &[u8]) {
-    buf.put_slice(s);
-    buf.put_u8(0);
+    buf.put_slice_inline(s);
+    buf.put_u8_inline(0);
 }
 
 impl Encoder {
@@ -275,8 +277,8 @@ impl Encoder {
     ) -> Result<(), EncodeError> {
         let len = self.check_len(message, body_len.saturating_add(4))?;
         buf.reserve(1 + len as usize);
-        buf.put_u8(tag);
-        buf.put_i32(len);
+        buf.put_u8_inline(tag);
+        buf.put_i32_inline(len);
         Ok(())
     }
 
@@ -314,13 +316,13 @@ impl Encoder {
         }
         let len = self.check_len(MSG, body_len.saturating_add(4))?;
         buf.reserve(len as usize);
-        buf.put_i32(len);
-        buf.put_i32(version);
+        buf.put_i32_inline(len);
+        buf.put_i32_inline(version);
         for (name, value) in params {
             put_cstr(buf, name.as_bytes());
             put_cstr(buf, value.as_bytes());
         }
-        buf.put_u8(0);
+        buf.put_u8_inline(0);
         Ok(())
     }
 
@@ -349,15 +351,15 @@ impl Encoder {
         // The data length fits in i32 because the whole message does.
         self.begin(b'p', MSG, body_len, buf)?;
         put_cstr(buf, mechanism.as_bytes());
-        buf.put_i32(data.len() as i32);
-        buf.put_slice(data);
+        buf.put_i32_inline(data.len() as i32);
+        buf.put_slice_inline(data);
         Ok(())
     }
 
     /// SASLResponse.
     pub fn sasl_response(&self, data: &[u8], buf: &mut BytesMut) -> Result<(), EncodeError> {
         self.begin(b'p', "SASLResponse", data.len(), buf)?;
-        buf.put_slice(data);
+        buf.put_slice_inline(data);
         Ok(())
     }
 
@@ -390,9 +392,9 @@ impl Encoder {
         self.begin(b'P', MSG, body_len, buf)?;
         put_cstr(buf, name.as_bytes());
         put_cstr(buf, sql.as_bytes());
-        buf.put_u16(count);
+        buf.put_u16_inline(count);
         for &oid in param_types {
-            buf.put_u32(oid);
+            buf.put_u32_inline(oid);
         }
         Ok(())
     }
@@ -519,7 +521,7 @@ impl Encoder {
         check_cstr(portal.as_bytes(), MSG, "portal name")?;
         self.begin(b'E', MSG, portal.len().saturating_add(1 + 4), buf)?;
         put_cstr(buf, portal.as_bytes());
-        buf.put_i32(max_rows);
+        buf.put_i32_inline(max_rows);
         Ok(())
     }
 
@@ -539,7 +541,7 @@ impl Encoder {
     ) -> Result<(), EncodeError> {
         check_cstr(name.as_bytes(), message, target.field())?;
         self.begin(tag, message, name.len().saturating_add(2), buf)?;
-        buf.put_u8(target.byte());
+        buf.put_u8_inline(target.byte());
         put_cstr(buf, name.as_bytes());
         Ok(())
     }
@@ -547,7 +549,7 @@ impl Encoder {
     /// CopyData.
     pub fn copy_data(&self, data: &[u8], buf: &mut BytesMut) -> Result<(), EncodeError> {
         self.begin(b'd', "CopyData", data.len(), buf)?;
-        buf.put_slice(data);
+        buf.put_slice_inline(data);
         Ok(())
     }
 
@@ -564,8 +566,8 @@ impl Encoder {
 /// SSLRequest.
 pub fn ssl_request(buf: &mut BytesMut) {
     buf.reserve(8);
-    buf.put_i32(8);
-    buf.put_i32(SSL_REQUEST_CODE);
+    buf.put_i32_inline(8);
+    buf.put_i32_inline(SSL_REQUEST_CODE);
 }
 /// CancelRequest (sent on a new connection instead of a StartupMessage).
 ///
@@ -576,10 +578,10 @@ pub fn cancel_request(process_id: i32, secret_key: &[u8], buf: &mut BytesMut) {
     let len = 12 + secret_key.len();
     buf.reserve(len);
     // A key from the decoder is at most 256 bytes: the length always fits.
-    buf.put_i32(i32::try_from(len).unwrap_or(i32::MAX));
-    buf.put_i32(CANCEL_REQUEST_CODE);
-    buf.put_i32(process_id);
-    buf.put_slice(secret_key);
+    buf.put_i32_inline(i32::try_from(len).unwrap_or(i32::MAX));
+    buf.put_i32_inline(CANCEL_REQUEST_CODE);
+    buf.put_i32_inline(process_id);
+    buf.put_slice_inline(secret_key);
 }
 /// Sync.
 pub fn sync(buf: &mut BytesMut) {

@@ -13,6 +13,7 @@ pub mod backend;
 pub mod copy_binary;
 mod error;
 pub mod frontend;
+pub mod put;
 
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 

@@ -1,9 +1,10 @@
 //! `bit` and `varbit` (`bit varying`).
 
+use pgpipe_proto::put::PutInline;
 use std::fmt;
 use std::str::FromStr;
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
@@ -200,8 +201,8 @@ impl Encode for BitString {
             )
         })?;
         buf.reserve(4 + self.bytes.len());
-        buf.put_i32(len);
-        buf.put_slice(&self.bytes);
+        buf.put_i32_inline(len);
+        buf.put_slice_inline(&self.bytes);
         Ok(IsNull::No)
     }
 }

@@ -1,6 +1,7 @@
 //! `bool`.
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
+use pgpipe_proto::put::PutInline;
 
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
@@ -17,7 +18,7 @@ impl Encode for bool {
         ty.is(&[Type::BOOL])
     }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-        buf.put_u8(*self as u8);
+        buf.put_u8_inline(*self as u8);
         Ok(IsNull::No)
     }
 }

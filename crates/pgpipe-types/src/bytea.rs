@@ -1,6 +1,7 @@
 //! `bytea`.
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
+use pgpipe_proto::put::PutInline;
 
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
@@ -18,7 +19,7 @@ macro_rules! bytea_encode {
                 ty.is(&[Type::BYTEA])
             }
             fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-                buf.put_slice(self.as_ref());
+                buf.put_slice_inline(self.as_ref());
                 Ok(IsNull::No)
             }
         }
@@ -40,7 +41,7 @@ impl<const N: usize> Encode for [u8; N] {
         ty.is(&[Type::BYTEA])
     }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-        buf.put_slice(self);
+        buf.put_slice_inline(self);
         Ok(IsNull::No)
     }
 }

@@ -43,9 +43,10 @@
 //! assert_eq!((n.as_str(), s), ("a.txt", 42));
 //! ```
 
+use pgpipe_proto::put::PutInline;
 use std::borrow::Cow;
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use crate::{BoxError, Decode, Encode, Field, IsNull, Kind, Type};
 
@@ -117,7 +118,7 @@ impl<'a> CompositeWriter<'a> {
         let fields = composite_fields(ty).ok_or_else(|| not_composite(ty))?;
         let count = i32::try_from(fields.len())
             .map_err(|_| format!("composite type {ty} has too many fields"))?;
-        buf.put_i32(count);
+        buf.put_i32_inline(count);
         Ok(CompositeWriter {
             ty,
             fields,
@@ -164,9 +165,9 @@ impl<'a> CompositeWriter<'a> {
             )
             .into());
         }
-        self.buf.put_u32(field.type_.oid());
+        self.buf.put_u32_inline(field.type_.oid());
         let len_at = self.buf.len();
-        self.buf.put_i32(0);
+        self.buf.put_i32_inline(0);
         let start = self.buf.len();
         let is_null = value
             .encode(&field.type_, self.buf)

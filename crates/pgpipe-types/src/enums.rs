@@ -19,7 +19,8 @@
 //! assert!(encode_enum_label(&mood, "meh", "Mood", &mut buf).is_err());
 //! ```
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
+use pgpipe_proto::put::PutInline;
 
 use crate::{BoxError, IsNull, Kind, Type};
 
@@ -72,7 +73,7 @@ pub fn encode_enum_label(
             .into());
         }
     }
-    buf.put_slice(label.as_bytes());
+    buf.put_slice_inline(label.as_bytes());
     Ok(IsNull::No)
 }
 

@@ -1,6 +1,7 @@
 //! `float4` and `float8`. NaN, infinities and -0.0 travel bit-exact.
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
+use pgpipe_proto::put::PutInline;
 
 use crate::error::wrong_length;
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
@@ -21,8 +22,9 @@ impl Encode for f32 {
     fn accepts(&self, ty: &Type) -> bool {
         ty.is(&[Type::FLOAT4])
     }
+    #[inline]
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-        buf.put_f32(*self);
+        buf.put_f32_inline(*self);
         Ok(IsNull::No)
     }
 }
@@ -35,8 +37,9 @@ impl Encode for f64 {
     fn accepts(&self, ty: &Type) -> bool {
         ty.is(&[Type::FLOAT8])
     }
+    #[inline]
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-        buf.put_f64(*self);
+        buf.put_f64_inline(*self);
         Ok(IsNull::No)
     }
 }

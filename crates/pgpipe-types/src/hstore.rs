@@ -5,10 +5,11 @@
 //! bytes and the value's length (-1 for NULL) and bytes, lengths as 32-bit
 //! big-endian integers.
 
+use pgpipe_proto::put::PutInline;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
@@ -26,16 +27,16 @@ where
             format!("hstore {what} of {n} is too large for PostgreSQL").into()
         })
     };
-    buf.put_i32(count("pair count", len)?);
+    buf.put_i32_inline(count("pair count", len)?);
     for (key, value) in pairs {
-        buf.put_i32(count("key length", key.len())?);
-        buf.put_slice(key.as_bytes());
+        buf.put_i32_inline(count("key length", key.len())?);
+        buf.put_slice_inline(key.as_bytes());
         match value {
             Some(v) => {
-                buf.put_i32(count("value length", v.len())?);
-                buf.put_slice(v.as_bytes());
+                buf.put_i32_inline(count("value length", v.len())?);
+                buf.put_slice_inline(v.as_bytes());
             }
-            None => buf.put_i32(-1),
+            None => buf.put_i32_inline(-1),
         }
     }
     Ok(IsNull::No)

@@ -3,7 +3,7 @@
 //! A column never narrows silently: an `int8` column does not decode into
 //! `i32`. Widening is accepted (`int2` and `int4` into `i64`).
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use crate::error::wrong_length;
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
@@ -22,8 +22,9 @@ macro_rules! int_codec {
             fn accepts(&self, ty: &Type) -> bool {
                 ty.is(&[$ty])
             }
+            #[inline]
             fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-                buf.$put(*self);
+                buf.extend_from_slice(&self.to_be_bytes());
                 Ok(IsNull::No)
             }
         }

@@ -44,6 +44,7 @@ mod serde {
 
     use ::serde::{Deserialize, Serialize};
     use bytes::{BufMut, BytesMut};
+    use pgpipe_proto::put::PutInline;
     use serde_json::Value;
 
     use super::{is_jsonb, json_text, JSONB_VERSION};
@@ -110,7 +111,7 @@ mod serde {
         buf: &mut BytesMut,
     ) -> Result<IsNull, BoxError> {
         if is_jsonb(ty) {
-            buf.put_u8(JSONB_VERSION);
+            buf.put_u8_inline(JSONB_VERSION);
         }
         serde_json::to_writer(buf.writer(), value)
             .map_err(|e| format!("cannot serialize the value as JSON: {e}"))?;

@@ -1,6 +1,7 @@
 //! `money`.
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
+use pgpipe_proto::put::PutInline;
 
 use crate::error::wrong_length;
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
@@ -39,7 +40,7 @@ impl Encode for Money {
         ty.is(&[Type::MONEY])
     }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-        buf.put_i64(self.0);
+        buf.put_i64_inline(self.0);
         Ok(IsNull::No)
     }
 }

@@ -5,11 +5,12 @@
 //! full length (a network such as `10.0.0.0/8` is an error, not a silently
 //! dropped prefix). [`Inet`] and [`Cidr`] carry the prefix.
 
+use pgpipe_proto::put::PutInline;
 use std::fmt::{self, Write as _};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use crate::error::wrong_length;
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
@@ -332,12 +333,12 @@ fn encode_net(addr: &IpAddr, prefix: u8, ty: &Type, buf: &mut BytesMut) {
     let is_cidr = u8::from(ty.is(&[Type::CIDR]));
     match addr {
         IpAddr::V4(a) => {
-            buf.put_slice(&[PGSQL_AF_INET, prefix, is_cidr, 4]);
-            buf.put_slice(&a.octets());
+            buf.put_slice_inline(&[PGSQL_AF_INET, prefix, is_cidr, 4]);
+            buf.put_slice_inline(&a.octets());
         }
         IpAddr::V6(a) => {
-            buf.put_slice(&[PGSQL_AF_INET6, prefix, is_cidr, 16]);
-            buf.put_slice(&a.octets());
+            buf.put_slice_inline(&[PGSQL_AF_INET6, prefix, is_cidr, 16]);
+            buf.put_slice_inline(&a.octets());
         }
     }
 }
@@ -626,7 +627,7 @@ macro_rules! mac_codec {
                 ty.is(&[$ty])
             }
             fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-                buf.put_slice(&self.0);
+                buf.put_slice_inline(&self.0);
                 Ok(IsNull::No)
             }
         }

@@ -8,12 +8,13 @@
 //! optional decimal types, which return an error for a value they cannot
 //! hold instead of rounding it.
 
+use pgpipe_proto::put::PutInline;
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
@@ -366,20 +367,20 @@ impl Numeric {
             Inner::Finite(f) => (SIGN_POS, Some(f)),
         };
         let Some(f) = f else {
-            buf.put_slice(&[0, 0, 0, 0]);
-            buf.put_u16(sign);
-            buf.put_u16(0);
+            buf.put_slice_inline(&[0, 0, 0, 0]);
+            buf.put_u16_inline(sign);
+            buf.put_u16_inline(0);
             return Ok(());
         };
         let ndigits = u16::try_from(f.digits.len())
             .map_err(|_| format!("numeric value has {} digits, too many", f.digits.len()))?;
         buf.reserve(8 + 2 * f.digits.len());
-        buf.put_u16(ndigits);
-        buf.put_i16(f.weight);
-        buf.put_u16(sign);
-        buf.put_u16(f.dscale);
+        buf.put_u16_inline(ndigits);
+        buf.put_i16_inline(f.weight);
+        buf.put_u16_inline(sign);
+        buf.put_u16_inline(f.dscale);
         for d in &f.digits {
-            buf.put_u16(*d);
+            buf.put_u16_inline(*d);
         }
         Ok(())
     }

@@ -10,10 +10,11 @@
 //! Discrete ranges come back from the server in canonical form: `[1,3]`
 //! over `int4` reads back as `[1,4)`, and `[3,3)` as empty.
 
+use pgpipe_proto::put::PutInline;
 use std::fmt;
 use std::ops::Bound;
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use crate::{BoxError, Decode, Encode, IsNull, Kind, StaticType, Type, TypeRef};
 
@@ -331,7 +332,7 @@ impl<T: Encode + StaticType> Encode for Range<T> {
     fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         let (lower, upper) = match self {
             Range::Empty => {
-                buf.put_u8(EMPTY);
+                buf.put_u8_inline(EMPTY);
                 return Ok(IsNull::No);
             }
             Range::Bounds { lower, upper } => (lower, upper),
@@ -375,7 +376,7 @@ impl<T: Encode + StaticType> Encode for Range<T> {
             Bound::Excluded(_) => {}
             Bound::Unbounded => flags |= UB_INF,
         }
-        buf.put_u8(flags);
+        buf.put_u8_inline(flags);
         for (which, bound) in [("lower", lower), ("upper", upper)] {
             if let Some(v) = bound_value(bound) {
                 encode_bound(v, which, ty, sub, buf)?;
@@ -400,7 +401,7 @@ fn encode_bound<T: Encode>(
         .into());
     }
     let len_at = buf.len();
-    buf.put_i32(0);
+    buf.put_i32_inline(0);
     match v.encode(sub, buf) {
         Ok(IsNull::No) => {}
         Ok(IsNull::Yes) => {
@@ -595,10 +596,10 @@ impl<T: Encode + StaticType> Encode for Multirange<T> {
         let count = i32::try_from(self.0.len()).map_err(|_| -> BoxError {
             format!("{} ranges are more than a {ty} can hold", self.0.len()).into()
         })?;
-        buf.put_i32(count);
+        buf.put_i32_inline(count);
         for (i, range) in self.0.iter().enumerate() {
             let len_at = buf.len();
-            buf.put_i32(0);
+            buf.put_i32_inline(0);
             range
                 .encode(range_type, buf)
                 .map_err(|e| -> BoxError { format!("{ty} range {}: {e}", i + 1).into() })?;

@@ -3,7 +3,8 @@
 //! text after a version byte, which is added and stripped here, so a string
 //! passes JSON through unparsed).
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
+use pgpipe_proto::put::PutInline;
 
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
@@ -42,11 +43,12 @@ impl Encode for str {
     fn accepts(&self, ty: &Type) -> bool {
         is_text(ty)
     }
+    #[inline]
     fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         if crate::json::is_jsonb(ty) {
-            buf.put_u8(crate::json::JSONB_VERSION);
+            buf.put_u8_inline(crate::json::JSONB_VERSION);
         }
-        buf.put_slice(self.as_bytes());
+        buf.put_slice_inline(self.as_bytes());
         Ok(IsNull::No)
     }
 }
@@ -59,6 +61,7 @@ impl Encode for String {
     fn accepts(&self, ty: &Type) -> bool {
         is_text(ty)
     }
+    #[inline]
     fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         self.as_str().encode(ty, buf)
     }

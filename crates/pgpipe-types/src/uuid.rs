@@ -1,7 +1,8 @@
 //! `uuid` as `uuid::Uuid` (feature `uuid`).
 
 use ::uuid::Uuid;
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
+use pgpipe_proto::put::PutInline;
 
 use crate::error::wrong_length;
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
@@ -18,7 +19,7 @@ impl Encode for Uuid {
         ty.is(&[Type::UUID])
     }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-        buf.put_slice(self.as_bytes());
+        buf.put_slice_inline(self.as_bytes());
         Ok(IsNull::No)
     }
 }

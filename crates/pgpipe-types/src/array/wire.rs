@@ -11,9 +11,10 @@
 //!
 //! [`Array<T>`]: super::Array
 
+use pgpipe_proto::put::PutInline;
 use std::fmt::Write as _;
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use super::Dimension;
 use crate::{BoxError, Decode, Encode, IsNull, Kind, Oid, Type};
@@ -459,13 +460,13 @@ pub(crate) fn encode_array<'v, T: Encode + 'v>(
         dims
     };
     buf.reserve(HEADER_LEN + dims.len() * 8);
-    buf.put_i32(dims.len() as i32);
+    buf.put_i32_inline(dims.len() as i32);
     let flags_at = buf.len();
-    buf.put_i32(0);
-    buf.put_u32(element.oid());
+    buf.put_i32_inline(0);
+    buf.put_u32_inline(element.oid());
     for dim in dims {
-        buf.put_i32(dim.len as i32);
-        buf.put_i32(dim.lower_bound);
+        buf.put_i32_inline(dim.len as i32);
+        buf.put_i32_inline(dim.lower_bound);
     }
     let mut has_null = false;
     for (index, v) in elements.into_iter().enumerate() {
@@ -478,7 +479,7 @@ pub(crate) fn encode_array<'v, T: Encode + 'v>(
             .into());
         }
         let len_at = buf.len();
-        buf.put_i32(0);
+        buf.put_i32_inline(0);
         let is_null = v.encode(element, buf).map_err(|e| -> BoxError {
             format!("{ty} element {}: {e}", subscripts(dims, index)).into()
         })?;
@@ -575,14 +576,14 @@ pub(crate) fn encode_rows<T: Encode>(
     dims_product(&dims)
         .map_err(|e| -> BoxError { format!("cannot send {rust_type} as {ty}: {e}").into() })?;
     buf.reserve(HEADER_LEN + dims.len() * 8 + data.len());
-    buf.put_i32(dims.len() as i32);
-    buf.put_i32(i32::from(has_null));
-    buf.put_u32(element.oid());
+    buf.put_i32_inline(dims.len() as i32);
+    buf.put_i32_inline(i32::from(has_null));
+    buf.put_u32_inline(element.oid());
     for dim in &dims {
-        buf.put_i32(dim.len as i32);
-        buf.put_i32(dim.lower_bound);
+        buf.put_i32_inline(dim.len as i32);
+        buf.put_i32_inline(dim.lower_bound);
     }
-    buf.put_slice(&data);
+    buf.put_slice_inline(&data);
     Ok(IsNull::No)
 }
 

@@ -1,8 +1,9 @@
 //! `-infinity` and `infinity` as explicit values: [`WithInfinity`].
 
+use pgpipe_proto::put::PutInline;
 use std::fmt;
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use super::civil::{read_i32, read_i64};
 use crate::{BoxError, Decode, Encode, IsNull, Oid, StaticType, Type, TypeRef};
@@ -156,6 +157,7 @@ fn read_wire(oid: Oid, raw: &[u8]) -> Result<Wire, BoxError> {
     }
 }
 
+#[inline]
 fn put_wire(oid: Oid, wire: i64, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
     if oid == DATE_OID {
         let days = i32::try_from(wire)
@@ -164,7 +166,7 @@ fn put_wire(oid: Oid, wire: i64, buf: &mut BytesMut) -> Result<IsNull, BoxError>
             .ok_or_else(|| {
                 format!("date value {wire} days from 2000-01-01 does not fit the wire format")
             })?;
-        buf.put_i32(days);
+        buf.put_i32_inline(days);
     } else {
         if wire == i64::MIN || wire == i64::MAX {
             return Err(format!(
@@ -173,7 +175,7 @@ fn put_wire(oid: Oid, wire: i64, buf: &mut BytesMut) -> Result<IsNull, BoxError>
             )
             .into());
         }
-        buf.put_i64(wire);
+        buf.put_i64_inline(wire);
     }
     Ok(IsNull::No)
 }
@@ -250,6 +252,7 @@ macro_rules! finite_codec {
             fn accepts(&self, ty: &$crate::Type) -> bool {
                 $crate::datetime::infinity::accepts_finite::<Self>(ty)
             }
+            #[inline]
             fn encode(
                 &self,
                 _: &$crate::Type,
@@ -293,19 +296,19 @@ impl<T: Finite> Encode for WithInfinity<T> {
         match self {
             WithInfinity::Value(v) => encode_finite(v, buf),
             WithInfinity::NegInfinity if date => {
-                buf.put_i32(i32::MIN);
+                buf.put_i32_inline(i32::MIN);
                 Ok(IsNull::No)
             }
             WithInfinity::Infinity if date => {
-                buf.put_i32(i32::MAX);
+                buf.put_i32_inline(i32::MAX);
                 Ok(IsNull::No)
             }
             WithInfinity::NegInfinity => {
-                buf.put_i64(i64::MIN);
+                buf.put_i64_inline(i64::MIN);
                 Ok(IsNull::No)
             }
             WithInfinity::Infinity => {
-                buf.put_i64(i64::MAX);
+                buf.put_i64_inline(i64::MAX);
                 Ok(IsNull::No)
             }
         }

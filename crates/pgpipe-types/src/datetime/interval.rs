@@ -1,8 +1,9 @@
 //! `interval`: [`Interval`].
 
+use pgpipe_proto::put::PutInline;
 use std::fmt;
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use super::civil::write_seconds;
 use crate::error::wrong_length;
@@ -207,9 +208,9 @@ impl Encode for Interval {
         ty.is(&[Type::INTERVAL])
     }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-        buf.put_i64(self.microseconds);
-        buf.put_i32(self.days);
-        buf.put_i32(self.months);
+        buf.put_i64_inline(self.microseconds);
+        buf.put_i32_inline(self.days);
+        buf.put_i32_inline(self.months);
         Ok(IsNull::No)
     }
 }

@@ -1,9 +1,10 @@
 //! `time` and `timetz`: [`Time`] and [`TimeTz`].
 
+use pgpipe_proto::put::PutInline;
 use std::cmp::Ordering;
 use std::fmt;
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use super::civil::{read_i64, write_offset, write_time_of_day, USECS_PER_DAY, USECS_PER_SEC};
 use crate::error::wrong_length;
@@ -214,7 +215,7 @@ impl Encode for Time {
         ty.is(&[Type::TIME])
     }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-        buf.put_i64(self.micros);
+        buf.put_i64_inline(self.micros);
         Ok(IsNull::No)
     }
 }
@@ -240,8 +241,8 @@ impl Encode for TimeTz {
         ty.is(&[Type::TIMETZ])
     }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
-        buf.put_i64(self.time.micros);
-        buf.put_i32(-self.offset);
+        buf.put_i64_inline(self.time.micros);
+        buf.put_i32_inline(-self.offset);
         Ok(IsNull::No)
     }
 }

@@ -321,6 +321,10 @@ impl fmt::Display for DisplayAtOffset {
     }
 }
 
+/// The last whole Unix second whose every microsecond is inside
+/// PostgreSQL's range, for [`SystemTime`]'s fast path.
+const FAST_MAX_UNIX_SECS: u64 = (MAX_MICROS / 1_000_000 - 1 + UNIX_TO_PG_USECS / 1_000_000) as u64;
+
 /// `SystemTime` as microseconds since 2000-01-01 UTC, sub-microsecond
 /// digits dropped (rounded towards the past).
 fn system_time_micros(t: &SystemTime) -> i128 {
@@ -365,7 +369,16 @@ impl TryFrom<TimestampTz> for SystemTime {
 /// sub-microsecond digits are dropped when sending.
 impl Finite for SystemTime {
     const OID: Oid = TIMESTAMPTZ_OID;
+    #[inline]
     fn to_wire(&self) -> Result<i64, BoxError> {
+        // The common case (after 1970, well inside the range) in i64
+        // arithmetic: bulk loads encode one of these per row.
+        if let Ok(after) = self.duration_since(UNIX_EPOCH) {
+            if after.as_secs() <= FAST_MAX_UNIX_SECS {
+                let pg_secs = after.as_secs() as i64 - UNIX_TO_PG_USECS / 1_000_000;
+                return Ok(pg_secs * 1_000_000 + i64::from(after.subsec_micros()));
+            }
+        }
         Ok(check_timestamp_range(
             system_time_micros(self),
             format_args!("SystemTime {self:?}"),
@@ -542,6 +555,26 @@ mod tests {
         assert!(!<WithInfinity<Timestamp> as Decode>::accepts(
             &Type::TIMESTAMPTZ
         ));
+    }
+
+    /// The i64 fast path of `SystemTime::to_wire` agrees with the exact
+    /// i128 conversion on both sides of where it stops applying.
+    #[test]
+    fn system_time_fast_path_matches_the_exact_conversion() {
+        let edge = UNIX_EPOCH + Duration::from_secs(FAST_MAX_UNIX_SECS);
+        let cases = [
+            UNIX_EPOCH,
+            UNIX_EPOCH + Duration::new(1_767_225_600, 123_456_789),
+            edge,
+            edge + Duration::new(0, 999_999_999),
+            edge + Duration::from_secs(1),
+            SystemTime::try_from(TimestampTz::MAX).unwrap(),
+        ];
+        for st in cases {
+            let exact = check_timestamp_range(system_time_micros(&st), "t").unwrap();
+            assert_eq!(st.to_wire().unwrap(), exact, "{st:?}");
+        }
+        assert!((edge + Duration::from_secs(2)).to_wire().is_err());
     }
 
     #[test]

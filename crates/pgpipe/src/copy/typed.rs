@@ -8,10 +8,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::{BufMut, Bytes};
+use bytes::Bytes;
 use futures_core::Stream;
 use pgpipe_proto::copy_binary::{self, BinaryDecoder};
 use pgpipe_proto::frontend::ParamWriter;
+use pgpipe_proto::put::PutInline;
 use pgpipe_types::{Params, Type};
 
 use super::copy_in::CopyIn;
@@ -135,7 +136,7 @@ impl<T: Params + ?Sized> BinaryCopyWriter<T> {
         let buf = self.copy.pending_mut();
         let start = buf.len();
         // Fits: checked against i16::MAX at start.
-        buf.put_i16(self.types.len() as i16);
+        buf.put_i16_inline(self.types.len() as i16);
         let mut writer = ParamWriter::copy_tuple(buf);
         if let Err(e) = row.encode(Some(&self.types), &mut writer) {
             buf.truncate(start);
