@@ -7,9 +7,10 @@
 //! CLONE_NEWNET, which needs CAP_SYS_ADMIN and CAP_NET_ADMIN: root on CI),
 //! starts its own server there, and takes the loopback interface down under
 //! open connections: from then on every segment is lost, as on a cable cut.
-//! The namespace's own keepalive interval and probe count are lowered (per
-//! namespace sysctls, nothing outside changes) because pgpipe, like libpq's
-//! default, leaves them to the system (75 s, 9 probes).
+//! The namespace's own keepalive interval and probe count are set to
+//! Linux's defaults (75 s, 9 probes: per-namespace sysctls, nothing outside
+//! changes), so only pgpipe's `keepalives_interval` and `keepalives_count`
+//! can make an idle dead peer show up within the test's bound.
 
 mod common;
 
@@ -120,9 +121,9 @@ fn missing_capabilities() -> Vec<&'static str> {
 
 fn inside_the_namespace() {
     set_loopback(true);
-    // Per network namespace: fast keepalive probing once the idle time
-    // (set by pgpipe's keepalives_idle) has passed.
-    for (name, value) in [("tcp_keepalive_intvl", "1"), ("tcp_keepalive_probes", "2")] {
+    // Per network namespace: the system's slow defaults, written out so
+    // that the test does not depend on what the namespace inherited.
+    for (name, value) in [("tcp_keepalive_intvl", "75"), ("tcp_keepalive_probes", "9")] {
         let path = format!("/proc/sys/net/ipv4/{name}");
         std::fs::write(&path, value).unwrap_or_else(|e| panic!("writing {path}: {e}"));
     }
@@ -152,11 +153,14 @@ fn inside_the_namespace() {
         set_loopback(true);
 
         // An idle connection: nothing is sent, so only keepalive probes
-        // (after keepalives_idle = 1 s) find out; the client sees the
-        // connection closed without asking anything.
-        let client = pgpipe::connect(&format!("{base}{sep}keepalives_idle=1"))
-            .await
-            .expect("connect");
+        // find out: after keepalives_idle = 1 s, two unanswered probes
+        // 1 s apart (the system's 75 s x 9 would outlast the bound). The
+        // client sees the connection closed without asking anything.
+        let client = pgpipe::connect(&format!(
+            "{base}{sep}keepalives_idle=1&keepalives_interval=1&keepalives_count=2"
+        ))
+        .await
+        .expect("connect");
         client.query_one("SELECT 1", ()).await.expect("SELECT 1");
         set_loopback(false);
         common::eventually("keepalive closes the idle connection", || {

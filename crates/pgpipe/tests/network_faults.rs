@@ -384,7 +384,8 @@ async fn a_connect_that_stalls_during_the_tls_handshake_times_out() {
     .await
 }
 
-/// keepalives, keepalives_idle and tcp_user_timeout reach the socket: read
+/// keepalives, keepalives_idle, keepalives_interval, keepalives_count and
+/// tcp_user_timeout reach the socket: read
 /// back with getsockopt on the client's own socket (found by its peer, the
 /// proxy's unique port).
 #[tokio::test]
@@ -394,13 +395,15 @@ async fn keepalive_and_tcp_user_timeout_are_set_on_the_socket() {
         let proxy = proxy_for_cluster();
         let url = with_params(
             &proxied_url(&proxy, &db),
-            "keepalives_idle=7&tcp_user_timeout=4000",
+            "keepalives_idle=7&keepalives_interval=3&keepalives_count=4&tcp_user_timeout=4000",
         );
         let client = pgpipe::connect(&url).await.unwrap();
         client.query_one("SELECT 1", ()).await.unwrap();
         let fd = socket_with_peer_port(proxy.port()).expect("the client's socket");
         assert_eq!(sockopt(fd, libc::SOL_SOCKET, libc::SO_KEEPALIVE), 1);
         assert_eq!(sockopt(fd, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE), 7);
+        assert_eq!(sockopt(fd, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL), 3);
+        assert_eq!(sockopt(fd, libc::IPPROTO_TCP, libc::TCP_KEEPCNT), 4);
         assert_eq!(sockopt(fd, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT), 4000);
         drop(client);
 

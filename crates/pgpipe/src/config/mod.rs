@@ -28,6 +28,7 @@
 //! | --- | --- | --- |
 //! | `connect_timeout` | seconds (`2`) | `250ms`, `2s` |
 //! | `keepalives_idle` | seconds (`60`) | `1min` |
+//! | `keepalives_interval` | seconds (`10`) | `1min` (whole seconds only) |
 //! | `tcp_user_timeout` | milliseconds (`5000`) | `5s` |
 //! | `query_timeout` | milliseconds (`1500`) | `1500ms`, `2s` |
 //! | `pool_acquire_timeout` | milliseconds (`2000`) | `2s` |
@@ -349,6 +350,8 @@ pub struct Config {
     load_balance_hosts: Option<LoadBalanceHosts>,
     keepalives: bool,
     keepalives_idle: Option<Duration>,
+    keepalives_interval: Option<Duration>,
+    keepalives_count: Option<u32>,
     tcp_user_timeout: Option<Duration>,
     query_timeout: Option<Duration>,
     coalesce_sync: bool,
@@ -397,6 +400,8 @@ impl Config {
             load_balance_hosts: None,
             keepalives: true,
             keepalives_idle: None,
+            keepalives_interval: None,
+            keepalives_count: None,
             tcp_user_timeout: None,
             query_timeout: None,
             coalesce_sync: false,
@@ -569,6 +574,36 @@ impl Config {
     /// `Duration::ZERO` means the system default.
     pub fn keepalives_idle(&mut self, idle: Duration) -> &mut Config {
         self.keepalives_idle = Some(idle);
+        self
+    }
+
+    /// Sets the time between TCP keepalive probes (`keepalives_interval`,
+    /// whole seconds, at most 32767); `Duration::ZERO` means the system
+    /// default (75 s on Linux). Linux and Android; ignored elsewhere.
+    ///
+    /// With [`keepalives_idle`](Self::keepalives_idle) and
+    /// [`keepalives_count`](Self::keepalives_count) it bounds how long an
+    /// idle connection to a dead peer looks alive: idle + interval x count.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut config = pgpipe::Config::new();
+    /// config
+    ///     .keepalives_idle(Duration::from_secs(30))
+    ///     .keepalives_interval(Duration::from_secs(5))
+    ///     .keepalives_count(3); // a dead idle peer is noticed within 45 s
+    /// assert_eq!(config.get_keepalives_count(), Some(3));
+    /// ```
+    pub fn keepalives_interval(&mut self, interval: Duration) -> &mut Config {
+        self.keepalives_interval = Some(interval);
+        self
+    }
+
+    /// Sets how many unanswered keepalive probes close the connection
+    /// (`keepalives_count`, at most 127); 0 means the system default (9 on
+    /// Linux). Linux and Android; ignored elsewhere.
+    pub fn keepalives_count(&mut self, count: u32) -> &mut Config {
+        self.keepalives_count = Some(count);
         self
     }
 
@@ -795,6 +830,17 @@ impl Config {
         self.keepalives_idle
     }
 
+    /// The time between keepalive probes, if given.
+    pub fn get_keepalives_interval(&self) -> Option<Duration> {
+        self.keepalives_interval
+    }
+
+    /// The number of unanswered keepalive probes that close the
+    /// connection, if given.
+    pub fn get_keepalives_count(&self) -> Option<u32> {
+        self.keepalives_count
+    }
+
     /// The TCP user timeout, if given.
     pub fn get_tcp_user_timeout(&self) -> Option<Duration> {
         self.tcp_user_timeout
@@ -956,6 +1002,8 @@ impl fmt::Debug for Config {
             .field("load_balance_hosts", &self.load_balance_hosts)
             .field("keepalives", &self.keepalives)
             .field("keepalives_idle", &self.keepalives_idle)
+            .field("keepalives_interval", &self.keepalives_interval)
+            .field("keepalives_count", &self.keepalives_count)
             .field("tcp_user_timeout", &self.tcp_user_timeout)
             .field("query_timeout", &self.query_timeout)
             .field("coalesce_sync", &self.coalesce_sync)

@@ -54,6 +54,10 @@ pub(super) fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), C
         "load_balance_hosts" => config.load_balance_hosts = Some(value.parse()?),
         "keepalives" => config.keepalives = parse_bool(key, value)?,
         "keepalives_idle" => config.keepalives_idle = Some(parse_seconds(key, value)?),
+        "keepalives_interval" => {
+            config.keepalives_interval = Some(parse_keepalive_interval(key, value)?)
+        }
+        "keepalives_count" => config.keepalives_count = Some(parse_keepalive_count(key, value)?),
         "tcp_user_timeout" => config.tcp_user_timeout = Some(parse_millis(key, value)?),
         "query_timeout" => config.query_timeout = Some(parse_millis(key, value)?),
         "passfile" => config.passfile = Some(PathBuf::from(value)),
@@ -110,6 +114,8 @@ fn unset(config: &mut Config, key: &str) -> Result<(), ConfigError> {
         "load_balance_hosts" => config.load_balance_hosts = None,
         "keepalives" => config.keepalives = fresh.keepalives,
         "keepalives_idle" => config.keepalives_idle = None,
+        "keepalives_interval" => config.keepalives_interval = None,
+        "keepalives_count" => config.keepalives_count = None,
         "tcp_user_timeout" => config.tcp_user_timeout = None,
         "query_timeout" => config.query_timeout = None,
         "coalesce_sync" => config.coalesce_sync = false,
@@ -264,6 +270,40 @@ pub(crate) fn parse_duration(
         .ok()
         .and_then(|n| unit.checked_mul(n))
         .ok_or_else(|| invalid_number(key, value, "a shorter duration"))
+}
+
+/// Linux's limits for `TCP_KEEPINTVL` (seconds) and `TCP_KEEPCNT`: larger
+/// values would fail only at connect time, as an opaque EINVAL.
+const MAX_KEEPALIVE_INTERVAL_SECS: u64 = 32_767;
+const MAX_KEEPALIVE_COUNT: u64 = 127;
+
+/// `keepalives_interval`: seconds (libpq's unit), whole seconds only since
+/// the socket option counts seconds.
+fn parse_keepalive_interval(key: &str, value: &str) -> Result<Duration, ConfigError> {
+    let interval = parse_seconds(key, value)?;
+    if interval.subsec_nanos() != 0 {
+        return Err(invalid_number(key, value, "whole seconds"));
+    }
+    if interval.as_secs() > MAX_KEEPALIVE_INTERVAL_SECS {
+        return Err(invalid_number(
+            key,
+            value,
+            "at most 32767 seconds (the system's limit)",
+        ));
+    }
+    Ok(interval)
+}
+
+fn parse_keepalive_count(key: &str, value: &str) -> Result<u32, ConfigError> {
+    let count = parse_unsigned(key, value)?;
+    if count > MAX_KEEPALIVE_COUNT {
+        return Err(invalid_number(
+            key,
+            value,
+            "at most 127 (the system's limit)",
+        ));
+    }
+    Ok(count as u32)
 }
 
 fn parse_usize(key: &str, value: &str) -> Result<usize, ConfigError> {

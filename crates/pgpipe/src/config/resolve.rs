@@ -83,6 +83,11 @@ pub struct ResolvedConfig {
     pub keepalives: bool,
     /// The keepalive idle time; `None` means the system default.
     pub keepalives_idle: Option<Duration>,
+    /// The time between keepalive probes; `None` means the system default.
+    pub keepalives_interval: Option<Duration>,
+    /// Unanswered probes before the connection closes; `None` means the
+    /// system default.
+    pub keepalives_count: Option<u32>,
     /// `TCP_USER_TIMEOUT`; `None` means the system default.
     pub tcp_user_timeout: Option<Duration>,
     /// The default client-side query timeout; `None`: no timeout.
@@ -137,6 +142,8 @@ impl fmt::Debug for ResolvedConfig {
             .field("load_balance_hosts", &self.load_balance_hosts)
             .field("keepalives", &self.keepalives)
             .field("keepalives_idle", &self.keepalives_idle)
+            .field("keepalives_interval", &self.keepalives_interval)
+            .field("keepalives_count", &self.keepalives_count)
             .field("tcp_user_timeout", &self.tcp_user_timeout)
             .field("query_timeout", &self.query_timeout)
             .field("coalesce_sync", &self.coalesce_sync)
@@ -407,6 +414,8 @@ pub(super) fn resolve(
         load_balance_hosts,
         keepalives: config.keepalives,
         keepalives_idle: config.keepalives_idle.filter(|d| !d.is_zero()),
+        keepalives_interval: config.keepalives_interval.filter(|d| !d.is_zero()),
+        keepalives_count: config.keepalives_count.filter(|&n| n != 0),
         tcp_user_timeout: config.tcp_user_timeout.filter(|d| !d.is_zero()),
         query_timeout: config.query_timeout.filter(|d| !d.is_zero()),
         coalesce_sync: config.coalesce_sync,

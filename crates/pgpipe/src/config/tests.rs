@@ -474,7 +474,8 @@ fn conninfo_every_known_key() {
         "host=h hostaddr=10.0.0.1 port=1 user=u password=p dbname=d application_name=a \
          fallback_application_name=f options=o connect_timeout=7 sslmode=disable \
          target_session_attrs=read-write load_balance_hosts=random keepalives=0 \
-         keepalives_idle=30 tcp_user_timeout=1500 passfile=/pp client_encoding=UTF8 \
+         keepalives_idle=30 keepalives_interval=4 keepalives_count=3 \
+         tcp_user_timeout=1500 passfile=/pp client_encoding=UTF8 \
          sslcert=/c sslkey=/k sslrootcert=/r sslpassword=sp sslcrl=/l sslcrldir=/ld \
          channel_binding=require sslnegotiation=direct gssencmode=disable \
          statement_cache_capacity=0 query_mode=simple max_message_size=1024 \
@@ -501,6 +502,8 @@ fn conninfo_every_known_key() {
     assert_eq!(c.get_load_balance_hosts(), Some(LoadBalanceHosts::Random));
     assert!(!c.get_keepalives());
     assert_eq!(c.get_keepalives_idle(), Some(Duration::from_secs(30)));
+    assert_eq!(c.get_keepalives_interval(), Some(Duration::from_secs(4)));
+    assert_eq!(c.get_keepalives_count(), Some(3));
     assert_eq!(c.get_tcp_user_timeout(), Some(Duration::from_millis(1500)));
     assert_eq!(c.get_passfile(), Some(Path::new("/pp")));
     assert_eq!(c.get_ssl_cert(), Some(Path::new("/c")));
@@ -601,6 +604,10 @@ fn conninfo_errors_name_the_part() {
         ),
         ("keepalives=2", "2"),
         ("keepalives_idle=-3", "-3"),
+        ("keepalives_interval=1500ms", "1500ms"),
+        ("keepalives_interval=32768", "32768"),
+        ("keepalives_count=128", "128"),
+        ("keepalives_count=-1", "-1"),
         ("tcp_user_timeout=x", "x"),
         ("sslmode=maybe", "maybe"),
         ("target_session_attrs=rw", "rw"),
@@ -901,16 +908,22 @@ fn resolve_connect_timeout_zero_disables() {
 #[test]
 fn resolve_zero_keepalive_settings_mean_system_default() {
     let r = resolve(
-        &parse("keepalives_idle=0 tcp_user_timeout=0"),
+        &parse("keepalives_idle=0 keepalives_interval=0 keepalives_count=0 tcp_user_timeout=0"),
         &FakeEnv::new(),
     );
     assert_eq!(r.keepalives_idle, None);
+    assert_eq!(r.keepalives_interval, None);
+    assert_eq!(r.keepalives_count, None);
     assert_eq!(r.tcp_user_timeout, None);
     let r = resolve(
-        &parse("keepalives_idle=5 tcp_user_timeout=250"),
+        &parse(
+            "keepalives_idle=5 keepalives_interval=1min keepalives_count=127 tcp_user_timeout=250",
+        ),
         &FakeEnv::new(),
     );
     assert_eq!(r.keepalives_idle, Some(Duration::from_secs(5)));
+    assert_eq!(r.keepalives_interval, Some(Duration::from_secs(60)));
+    assert_eq!(r.keepalives_count, Some(127));
     assert_eq!(r.tcp_user_timeout, Some(Duration::from_millis(250)));
 }
 

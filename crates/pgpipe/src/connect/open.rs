@@ -468,6 +468,15 @@ fn configure_tcp(stream: &TcpStream, config: &ResolvedConfig) -> Result<(), Erro
         if let Some(idle) = config.keepalives_idle {
             keepalive = keepalive.with_time(idle);
         }
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            if let Some(interval) = config.keepalives_interval {
+                keepalive = keepalive.with_interval(interval);
+            }
+            if let Some(count) = config.keepalives_count {
+                keepalive = keepalive.with_retries(count);
+            }
+        }
         sock.set_tcp_keepalive(&keepalive).map_err(sock_err)?;
     }
     #[cfg(any(target_os = "linux", target_os = "android"))]
