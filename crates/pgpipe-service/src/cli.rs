@@ -52,7 +52,8 @@ pub struct ServiceArgs {
     #[arg(long)]
     pub profile: Option<PathBuf>,
     /// pgpipe driver: statements written in one go share a Sync (one
-    /// server transaction per group); `false` gives each its own.
+    /// server transaction per group); `false` gives each its own. Wins
+    /// over a `coalesce_sync` in the URL.
     #[arg(
         long,
         env = "PGPIPE_SERVICE_COALESCE_SYNC",

@@ -36,7 +36,9 @@ impl PgpipeDb {
 
     /// [`connect`](Self::connect), choosing whether statements written in
     /// one go share a Sync (`coalesce_sync = false`: each has its own, as
-    /// with tokio-postgres).
+    /// with tokio-postgres). This argument decides: a `coalesce_sync` in
+    /// `url`'s query is overridden, so the service's one switch (the
+    /// `--coalesce-sync` flag) says what runs.
     pub async fn connect_with(
         url: &str,
         pool_size: usize,
