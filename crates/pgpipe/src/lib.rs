@@ -52,8 +52,9 @@ pub use pool::{Pool, PoolConfig, PoolStats, PooledClient, Provider};
 pub use query::from_row;
 pub use query::MAX_PARAMS;
 pub use query::{
-    Batch, BatchResult, BuiltQuery, Column, FromRow, Ident, Portal, QueryBuilder, Row, RowIndex,
-    RowStream, Separated, SimpleQueryMessage, SimpleQueryRow, Statement, StatementRef, ToStatement,
+    Batch, BatchResult, BuiltQuery, Column, FromRow, Ident, Portal, QueryBuilder, Row, RowBatch,
+    RowIndex, RowRef, RowStream, Separated, SimpleQueryMessage, SimpleQueryRow, Statement,
+    StatementRef, ToStatement,
 };
 pub use transaction::{IsolationLevel, RetryPolicy, Transaction, TransactionBuilder};
 

@@ -288,6 +288,9 @@ impl Slot {
 pub(crate) struct Responses {
     slot: Arc<Slot>,
     current: Bytes,
+    /// Bytes at the front of `current` already read in place (by a
+    /// `RowBatch`); dropped from `current` at the next poll.
+    read_in_place: usize,
     finished: bool,
     /// The transaction status byte of the final ReadyForQuery.
     status: u8,
@@ -302,6 +305,7 @@ impl Responses {
         Responses {
             slot,
             current: Bytes::new(),
+            read_in_place: 0,
             finished: false,
             status: 0,
             begin: None,
@@ -347,46 +351,74 @@ impl Responses {
         }
     }
 
-    fn poll_message(&mut self, cx: &mut Context<'_>) -> Poll<Result<(u8, Bytes), Error>> {
-        if self.current.is_empty() {
-            if self.finished {
-                return Poll::Ready(Err(Error::protocol(
-                    "read past the end of a response (internal error)",
-                )));
-            }
-            let (chunk, driver) = {
-                let mut st = self.slot.lock();
-                match st.chunks.pop_front() {
-                    Some(chunk) => {
-                        st.buffered -= chunk.len();
-                        let driver = if st.buffered <= st.resume_at {
-                            st.driver_waker.take()
-                        } else {
-                            None
-                        };
-                        (chunk, driver)
-                    }
-                    None => {
-                        if let Some((kind, reason)) = &st.failed {
-                            return Poll::Ready(Err(Error::new(*kind, reason.clone())));
-                        }
-                        if st.done {
-                            return Poll::Ready(Err(Error::protocol(
-                                "response ended without ReadyForQuery (internal error)",
-                            )));
-                        }
-                        match &st.waker {
-                            Some(w) if w.will_wake(cx.waker()) => {}
-                            _ => st.waker = Some(cx.waker().clone()),
-                        }
-                        return Poll::Pending;
-                    }
+    /// Makes sure a chunk of messages is in hand: takes the next one the
+    /// driver delivered, or registers the waker.
+    pub(crate) fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        if self.read_in_place > 0 {
+            let n = std::mem::take(&mut self.read_in_place).min(self.current.len());
+            self.current.advance(n);
+        }
+        if !self.current.is_empty() {
+            return Poll::Ready(Ok(()));
+        }
+        if self.finished {
+            return Poll::Ready(Err(Error::protocol(
+                "read past the end of a response (internal error)",
+            )));
+        }
+        let (chunk, driver) = {
+            let mut st = self.slot.lock();
+            match st.chunks.pop_front() {
+                Some(chunk) => {
+                    st.buffered -= chunk.len();
+                    let driver = if st.buffered <= st.resume_at {
+                        st.driver_waker.take()
+                    } else {
+                        None
+                    };
+                    (chunk, driver)
                 }
-            };
-            if let Some(driver) = driver {
-                driver.wake();
+                None => {
+                    if let Some((kind, reason)) = &st.failed {
+                        return Poll::Ready(Err(Error::new(*kind, reason.clone())));
+                    }
+                    if st.done {
+                        return Poll::Ready(Err(Error::protocol(
+                            "response ended without ReadyForQuery (internal error)",
+                        )));
+                    }
+                    match &st.waker {
+                        Some(w) if w.will_wake(cx.waker()) => {}
+                        _ => st.waker = Some(cx.waker().clone()),
+                    }
+                    return Poll::Pending;
+                }
             }
-            self.current = chunk;
+        };
+        if let Some(driver) = driver {
+            driver.wake();
+        }
+        self.current = chunk;
+        Poll::Ready(Ok(()))
+    }
+
+    /// The chunk in hand and the read position in it, for reading a run
+    /// of DataRows in place without splitting each off (see `RowBatch`);
+    /// the position moves past what was read and the next poll drops it.
+    /// `None` while a BEGIN's answers are still to be skipped: those go
+    /// through [`poll_next_raw`](Self::poll_next_raw).
+    pub(crate) fn in_place(&mut self) -> Option<(&Bytes, &mut usize)> {
+        if self.begin.is_some() {
+            return None;
+        }
+        Some((&self.current, &mut self.read_in_place))
+    }
+
+    fn poll_message(&mut self, cx: &mut Context<'_>) -> Poll<Result<(u8, Bytes), Error>> {
+        match self.poll_fill(cx) {
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => return Poll::Pending,
         }
         // The driver framed these messages with the same decoder, so the
         // header is present and the length fits; check anyway, never panic.

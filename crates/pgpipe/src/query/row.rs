@@ -137,7 +137,7 @@ impl Clone for Row {
 }
 
 /// The first column's length prefix follows the 2-byte column count.
-const FIRST_COLUMN: u64 = 2;
+pub(crate) const FIRST_COLUMN: u64 = 2;
 
 impl Row {
     pub(crate) fn new(columns: Arc<[Column]>, body: Bytes) -> Row {
@@ -153,16 +153,7 @@ impl Row {
     /// malformed one is then a protocol error naming the DataRow), so a
     /// result is walked once, by the reads, not once more on arrival.
     pub(crate) fn from_body(columns: &Arc<[Column]>, body: Bytes) -> Result<Row, Error> {
-        let count = match body.get(..2) {
-            Some(&[a, b]) => u16::from_be_bytes([a, b]) as usize,
-            _ => return Err(Error::protocol("DataRow ends inside its column count")),
-        };
-        if count != columns.len() {
-            return Err(Error::protocol(format!(
-                "DataRow has {count} columns but RowDescription announced {}",
-                columns.len()
-            )));
-        }
+        check_column_count(&body, columns.len())?;
         Ok(Row::new(columns.clone(), body))
     }
 
@@ -224,48 +215,89 @@ impl Row {
         T: Decode<'a>,
         I: RowIndex,
     {
-        let Some(i) = idx.index(&self.columns) else {
-            return Err(no_such_column(&idx, self.columns.len()));
-        };
-        let column = &self.columns[i];
-        let ty = column.type_();
-        if !T::accepts(ty) {
-            return Err(wrong_type(i, column, std::any::type_name::<T>()));
-        }
-        let raw = self.raw(i)?;
-        T::decode_opt(ty, raw).map_err(|e| undecodable(i, column, std::any::type_name::<T>(), e))
+        read_column(&self.columns, &self.body, &self.hint, idx)
     }
 
-    /// The raw binary value of column `i` (`None` for NULL). The column
-    /// count was checked against the column list when the row was built;
-    /// each length is checked here, as it is read.
-    #[inline]
     fn raw(&self, i: usize) -> Result<Option<&[u8]>, Error> {
-        let body: &[u8] = &self.body;
-        let hint = self.hint.load(Ordering::Relaxed);
-        let (mut col, mut pos) = ((hint >> 32) as usize, (hint & 0xffff_ffff) as usize);
-        if col > i {
-            (col, pos) = (0, FIRST_COLUMN as usize);
-        }
-        // Skip to column i (nothing to skip when reading in order).
-        while col < i {
-            pos = pos
-                .checked_add(4 + column_len(body, pos)?.max(0) as usize)
-                .ok_or_else(malformed)?;
-            col += 1;
-        }
-        let len = column_len(body, pos)?;
-        let start = pos + 4;
-        let (value, end) = if len < 0 {
-            (None, start)
-        } else {
-            let end = start.checked_add(len as usize).ok_or_else(malformed)?;
-            (Some(body.get(start..end).ok_or_else(malformed)?), end)
-        };
-        self.hint
-            .store(((i + 1) as u64) << 32 | end as u64, Ordering::Relaxed);
-        Ok(value)
+        locate(&self.body, &self.hint, i)
     }
+}
+
+/// Reads column `idx` of a DataRow `body` as `T`: the whole of
+/// [`Row::try_get`], shared with the borrowed rows of a
+/// [`RowBatch`](crate::RowBatch). `hint` is the row's position hint.
+#[inline]
+pub(crate) fn read_column<'a, T, I>(
+    columns: &[Column],
+    body: &'a [u8],
+    hint: &AtomicU64,
+    idx: I,
+) -> Result<T, Error>
+where
+    T: Decode<'a>,
+    I: RowIndex,
+{
+    let Some(i) = idx.index(columns) else {
+        return Err(no_such_column(&idx, columns.len()));
+    };
+    let column = &columns[i];
+    let ty = column.type_();
+    if !T::accepts(ty) {
+        return Err(wrong_type(i, column, std::any::type_name::<T>()));
+    }
+    let raw = locate(body, hint, i)?;
+    T::decode_opt(ty, raw).map_err(|e| undecodable(i, column, std::any::type_name::<T>(), e))
+}
+
+/// The raw binary value of column `i` of a DataRow body (`None` for
+/// NULL). The column count was checked against the column list when the
+/// row was built; each length is checked here, as it is read.
+#[inline]
+pub(crate) fn locate<'a>(
+    body: &'a [u8],
+    hint: &AtomicU64,
+    i: usize,
+) -> Result<Option<&'a [u8]>, Error> {
+    let packed = hint.load(Ordering::Relaxed);
+    let (mut col, mut pos) = ((packed >> 32) as usize, (packed & 0xffff_ffff) as usize);
+    if col > i {
+        (col, pos) = (0, FIRST_COLUMN as usize);
+    }
+    // Skip to column i (nothing to skip when reading in order).
+    while col < i {
+        pos = pos
+            .checked_add(4 + column_len(body, pos)?.max(0) as usize)
+            .ok_or_else(malformed)?;
+        col += 1;
+    }
+    let len = column_len(body, pos)?;
+    let start = pos + 4;
+    let (value, end) = if len < 0 {
+        (None, start)
+    } else {
+        let end = start.checked_add(len as usize).ok_or_else(malformed)?;
+        (Some(body.get(start..end).ok_or_else(malformed)?), end)
+    };
+    hint.store(((i + 1) as u64) << 32 | end as u64, Ordering::Relaxed);
+    Ok(value)
+}
+
+/// Checks a DataRow body's column count against the RowDescription's.
+#[inline]
+pub(crate) fn check_column_count(body: &[u8], expected: usize) -> Result<(), Error> {
+    match body.first_chunk::<2>() {
+        Some(b) if u16::from_be_bytes(*b) as usize == expected => Ok(()),
+        Some(b) => Err(wrong_column_count(u16::from_be_bytes(*b), expected)),
+        None => Err(Error::protocol("DataRow ends inside its column count")),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_column_count(count: u16, expected: usize) -> Error {
+    Error::protocol(format!(
+        "DataRow has {count} columns but RowDescription announced {expected}"
+    ))
 }
 
 /// The length prefix of the column whose prefix starts at `pos`.

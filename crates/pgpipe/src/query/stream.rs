@@ -12,8 +12,10 @@ use crate::driver::Responses;
 use crate::driver::Shared;
 use crate::error::ErrorKind;
 use crate::observe::Op;
+use crate::query::row::check_column_count;
+use crate::query::row_batch::data_row_at;
 use crate::query::Plan;
-use crate::query::{Column, Row};
+use crate::query::{Column, Row, RowBatch};
 use crate::Error;
 
 /// The rows of a query, as they arrive. Returned by
@@ -76,6 +78,27 @@ impl RowStream {
         poll_fn(|cx| self.poll_row(cx)).await
     }
 
+    /// The rows that have already arrived, read in place: an iterator of
+    /// borrowed [`RowRef`]s over the read buffer, `None` at the end.
+    ///
+    /// This is the cheapest way to read a long result: a [`Row`] from
+    /// [`next`](Self::next) holds a reference-counted share of the buffer
+    /// and of the column list, which is most of what an owned row costs on
+    /// a narrow result; a `RowRef` borrows both. Waits only when no row is
+    /// in hand, and each batch holds at least one row. The two ways of
+    /// reading can be mixed: rows a batch's iteration does not reach come
+    /// next. See [`RowBatch`] for an example.
+    pub async fn next_batch(&mut self) -> Option<Result<RowBatch<'_>, Error>> {
+        match poll_fn(|cx| self.poll_batch(cx)).await? {
+            Err(e) => Some(Err(e)),
+            Ok(()) => {
+                let columns = self.columns.as_ref()?;
+                let (chunk, pos) = self.responses.in_place()?;
+                Some(Ok(RowBatch::new(columns, chunk, pos, &mut self.rows)))
+            }
+        }
+    }
+
     /// The row count of CommandComplete, once the stream has ended.
     pub fn rows_affected(&self) -> Option<u64> {
         self.rows_affected
@@ -90,82 +113,140 @@ impl RowStream {
         let polled = self.poll_inner(cx);
         match &polled {
             Poll::Ready(Some(Ok(_))) => self.rows += 1,
-            Poll::Ready(Some(Err(e))) => {
-                self.op.record_times(self.responses.slot());
-                self.op.end(Err(e))
-            }
-            Poll::Ready(None) => {
-                self.op.record_times(self.responses.slot());
-                self.op.end(Ok(self.rows))
-            }
+            Poll::Ready(Some(Err(e))) => self.record_end(Some(e)),
+            Poll::Ready(None) => self.record_end(None),
             Poll::Pending => {}
         }
         polled
     }
 
-    fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Row, Error>>> {
-        if self.done {
-            return Poll::Ready(None);
+    /// Closes the span: the stream has ended, with `failed` or not.
+    fn record_end(&mut self, failed: Option<&Error>) {
+        self.op.record_times(self.responses.slot());
+        match failed {
+            Some(e) => self.op.end(Err(e)),
+            None => self.op.end(Ok(self.rows)),
         }
+    }
+
+    fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Row, Error>>> {
         loop {
-            let (tag, body) = match self.responses.poll_next_raw(cx) {
+            match self.poll_step(cx) {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(Ok(m)) => m,
-                Poll::Ready(Err(e)) => {
+                Poll::Ready(Step::Continue) => {}
+                Poll::Ready(Step::Row(row)) => return Poll::Ready(Some(Ok(row))),
+                Poll::Ready(Step::End(end)) => return Poll::Ready(end.map(Err)),
+            }
+        }
+    }
+
+    /// Handles one message of the response.
+    fn poll_step(&mut self, cx: &mut Context<'_>) -> Poll<Step> {
+        if self.done {
+            return Poll::Ready(Step::End(None));
+        }
+        let (tag, body) = match self.responses.poll_next_raw(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Ok(m)) => m,
+            Poll::Ready(Err(e)) => {
+                self.done = true;
+                return Poll::Ready(Step::End(Some(e)));
+            }
+        };
+        if tag == tag::READY_FOR_QUERY {
+            self.done = true;
+            return Poll::Ready(Step::End(self.finish().err()));
+        }
+        if self.error.is_some() {
+            // Only ReadyForQuery matters after an error.
+            return Poll::Ready(Step::Continue);
+        }
+        if tag == tag::DATA_ROW {
+            match self.columns.as_ref().map(|cols| Row::from_body(cols, body)) {
+                Some(Ok(row)) => return Poll::Ready(Step::Row(row)),
+                Some(Err(e)) => self.error = Some(e),
+                None => self.error = Some(Error::protocol("DataRow before RowDescription")),
+            }
+            return Poll::Ready(Step::Continue);
+        }
+        match Message::parse(tag, body) {
+            Ok(Message::RowDescription(desc)) => {
+                let cols: Arc<[Column]> = desc
+                    .fields()
+                    .map(|f| Column::from_field(&f, &self.shared.types))
+                    .collect();
+                if let Plan::Cached {
+                    name,
+                    columns: None,
+                    ..
+                } = &self.plan
+                {
+                    self.shared.with_cache(|c| c.set_columns(name, &cols));
+                }
+                self.columns = Some(cols);
+            }
+            Ok(Message::NoData) => self.columns = Some(Arc::from(Vec::new())),
+            Ok(Message::CommandComplete(cc)) => self.rows_affected = Some(cc.rows().unwrap_or(0)),
+            Ok(Message::ParseComplete)
+            | Ok(Message::BindComplete)
+            | Ok(Message::CloseComplete)
+            | Ok(Message::EmptyQueryResponse)
+            | Ok(Message::PortalSuspended) => {}
+            Ok(Message::CopyInResponse(_)) => {
+                self.error = Some(crate::copy::copy_in_reached_the_server(&self.shared));
+            }
+            Ok(Message::ErrorResponse(fields)) => {
+                self.error = Some(Error::from_server(&fields));
+            }
+            Ok(other) => self.error = Some(Error::unexpected(&other, "in a query response")),
+            Err(e) => self.error = Some(Error::protocol(e.to_string())),
+        }
+        Poll::Ready(Step::Continue)
+    }
+
+    /// Ready when the stream's next message is a DataRow that can be read
+    /// in place, or at the end (`None`) or an error. Messages before it
+    /// are handled as [`next`](Self::next) handles them.
+    fn poll_batch(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<(), Error>>> {
+        loop {
+            if !self.done && self.error.is_none() {
+                if let Some(cols) = &self.columns {
+                    match self.responses.poll_fill(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        // The ordinary step below reports it.
+                        Poll::Ready(Err(_)) => {}
+                        Poll::Ready(Ok(())) => {
+                            if let Some((chunk, pos)) = self.responses.in_place() {
+                                let fits = chunk
+                                    .get(*pos..)
+                                    .and_then(data_row_at)
+                                    .is_some_and(|b| check_column_count(b, cols.len()).is_ok());
+                                if fits {
+                                    return Poll::Ready(Some(Ok(())));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let step = match self.poll_step(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(step) => step,
+            };
+            let end = match step {
+                Step::Continue => continue,
+                Step::End(end) => end,
+                // Only when a malformed server sends a DataRow among a
+                // BEGIN's answers: the batch cannot hold an owned row.
+                Step::Row(_) => {
                     self.done = true;
-                    return Poll::Ready(Some(Err(e)));
+                    Some(self.shared.abort(Error::protocol(
+                        "DataRow in the answers to the BEGIN sent in front of the query",
+                    )))
                 }
             };
-            if tag == tag::READY_FOR_QUERY {
-                self.done = true;
-                return Poll::Ready(self.finish().err().map(Err));
-            }
-            if self.error.is_some() {
-                // Only ReadyForQuery matters after an error.
-                continue;
-            }
-            if tag == tag::DATA_ROW {
-                match self.columns.as_ref().map(|cols| Row::from_body(cols, body)) {
-                    Some(Ok(row)) => return Poll::Ready(Some(Ok(row))),
-                    Some(Err(e)) => self.error = Some(e),
-                    None => self.error = Some(Error::protocol("DataRow before RowDescription")),
-                }
-                continue;
-            }
-            match Message::parse(tag, body) {
-                Ok(Message::RowDescription(desc)) => {
-                    let cols: Arc<[Column]> = desc
-                        .fields()
-                        .map(|f| Column::from_field(&f, &self.shared.types))
-                        .collect();
-                    if let Plan::Cached {
-                        name,
-                        columns: None,
-                        ..
-                    } = &self.plan
-                    {
-                        self.shared.with_cache(|c| c.set_columns(name, &cols));
-                    }
-                    self.columns = Some(cols);
-                }
-                Ok(Message::NoData) => self.columns = Some(Arc::from(Vec::new())),
-                Ok(Message::CommandComplete(cc)) => {
-                    self.rows_affected = Some(cc.rows().unwrap_or(0))
-                }
-                Ok(Message::ParseComplete)
-                | Ok(Message::BindComplete)
-                | Ok(Message::CloseComplete)
-                | Ok(Message::EmptyQueryResponse)
-                | Ok(Message::PortalSuspended) => {}
-                Ok(Message::CopyInResponse(_)) => {
-                    self.error = Some(crate::copy::copy_in_reached_the_server(&self.shared));
-                }
-                Ok(Message::ErrorResponse(fields)) => {
-                    self.error = Some(Error::from_server(&fields));
-                }
-                Ok(other) => self.error = Some(Error::unexpected(&other, "in a query response")),
-                Err(e) => self.error = Some(Error::protocol(e.to_string())),
-            }
+            self.record_end(end.as_ref());
+            return Poll::Ready(end.map(Err));
         }
     }
 
@@ -183,6 +264,16 @@ impl RowStream {
         }
         Err(e)
     }
+}
+
+/// What one message of the response did.
+enum Step {
+    /// A row for the caller.
+    Row(Row),
+    /// Nothing for the caller yet.
+    Continue,
+    /// The stream's end: `None`, or its error.
+    End(Option<Error>),
 }
 
 impl Drop for RowStream {

@@ -10,8 +10,9 @@ use bytes::Buf;
 use hdrhistogram::Histogram;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{error_text, RawCheck, RawConn};
+use super::{error_text, rows, RawCheck, RawConn};
 use crate::checks;
+use crate::checks::RowsCheck;
 use crate::drivers::techempower::{self, World};
 use crate::error::BenchError;
 use crate::histogram;
@@ -46,9 +47,15 @@ impl RawConn {
     }
 
     /// Checks one DataRow of the request for `key`.
-    fn check_row(&self, key: i32, body: &[u8]) -> Result<(), BenchError> {
+    fn check_row(
+        &self,
+        key: i32,
+        body: &[u8],
+        rows_check: &mut RowsCheck,
+    ) -> Result<(), BenchError> {
         match self.spec.check {
             RawCheck::Count => Ok(()),
+            RawCheck::Rows(table) => rows::check(table, rows_check, body),
             // ncols(2) len(4) id(4) len(4) v(8)
             RawCheck::Point => {
                 let (Some(id), Some(v)) = (body.get(6..10), body.get(14..22)) else {
@@ -88,6 +95,7 @@ impl RawConn {
         let mut sent: u64 = 0;
         let mut done: u64 = 0;
         let mut rows: u64 = 0;
+        let mut rows_check = RowsCheck::default();
         let now = Instant::now();
         for _ in 0..outstanding.max(1) {
             self.push_op(task, sent, now, &mut inflight);
@@ -121,7 +129,8 @@ impl RawConn {
                     b'D' => {
                         rows += 1;
                         let key = inflight.front().map_or(0, |f| f.key);
-                        self.check_row(key, &self.rbuf[pos + 5..pos + 1 + len])?;
+                        let body = &self.rbuf[pos + 5..pos + 1 + len];
+                        self.check_row(key, body, &mut rows_check)?;
                     }
                     b'Z' => {
                         let Some(req) = inflight.pop_front() else {
@@ -133,6 +142,9 @@ impl RawConn {
                             )));
                         }
                         rows = 0;
+                        if let RawCheck::Rows(table) = self.spec.check {
+                            std::mem::take(&mut rows_check).finish(table.has_ids())?;
+                        }
                         if req.last {
                             let t = *now.get_or_insert_with(Instant::now);
                             histogram::record(&mut hist, t - req.sent);

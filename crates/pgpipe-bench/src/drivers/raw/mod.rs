@@ -1,8 +1,10 @@
 //! The `raw` floor: a minimal client with its own few lines of protocol
 //! code. Trust (or cleartext password) startup, the statement prepared once,
 //! then pre-encoded Bind/Execute/Sync requests written in large coalesced
-//! writes; replies are read in large reads and only counted (ReadyForQuery
-//! ends a request, DataRow is counted, a point select's id is compared).
+//! writes; replies are read in large reads and parsed in place
+//! (ReadyForQuery ends a request; a point select's id and value are
+//! compared; a `rows-*` row has every value decoded and checked as the
+//! drivers check theirs).
 //! For N concurrent "tasks" it keeps N requests outstanding.
 
 use std::pin::Pin;
@@ -13,9 +15,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 mod copy;
 mod drive;
+mod rows;
 mod spec;
 
 pub use copy::encoded_rows;
+pub use rows::RowsTable;
 pub use spec::{RawCheck, RawSpec};
 
 use crate::catalog::Workload;

@@ -2,6 +2,7 @@
 //! many requests (Bind/Execute/Sync) make an operation, the rows each
 //! returns and how their values are checked.
 
+use super::rows::RowsTable;
 use crate::catalog::Workload;
 use crate::drivers::techempower::{FORTUNE_SQL, WORLD_SQL};
 use crate::error::BenchError;
@@ -17,6 +18,8 @@ pub enum RawCheck {
     Point,
     /// `world`: id is the key, randomnumber in 1..=10,000.
     World,
+    /// `rows-*`: every value decoded and checked as the drivers do.
+    Rows(RowsTable),
 }
 
 /// The raw floor's plan for one workload variant.
@@ -39,14 +42,15 @@ pub struct RawSpec {
 impl RawSpec {
     /// The spec for `workload` in a variant of `shape`.
     pub fn new(workload: Workload, shape: Shape) -> Result<RawSpec, BenchError> {
-        let simple = |sql: String, rows| RawSpec {
+        let simple = |sql: String, rows, check| RawSpec {
             sql,
             with_param: false,
             unprepared: false,
             requests_per_op: 1,
             rows_per_request: rows,
-            check: RawCheck::Count,
+            check,
         };
+        let rows = |sql: String, table| simple(sql, fixtures::ROWS, RawCheck::Rows(table));
         Ok(match (workload, shape) {
             (Workload::Latency | Workload::Pipeline | Workload::Unprepared | Workload::Pool, _) => {
                 RawSpec {
@@ -58,13 +62,15 @@ impl RawSpec {
                     check: RawCheck::Point,
                 }
             }
-            (Workload::Rows1Col, _) => simple(fixtures::ROWS1_SQL.into(), fixtures::ROWS),
-            (Workload::Rows9Col, _) => simple(fixtures::ROWS9_SQL.into(), fixtures::ROWS),
-            (Workload::RowsJson, _) => simple(fixtures::JSON_SQL.into(), fixtures::ROWS),
-            (Workload::Rows60Ts, _) => simple(fixtures::ts60_sql(), fixtures::ROWS),
-            (Workload::Techempower, Shape::Te(TeCase::Fortunes)) => {
-                simple(FORTUNE_SQL.into(), fixtures::FORTUNES.len() as u64)
-            }
+            (Workload::Rows1Col, _) => rows(fixtures::ROWS1_SQL.into(), RowsTable::Rows1),
+            (Workload::Rows9Col, _) => rows(fixtures::ROWS9_SQL.into(), RowsTable::Rows9),
+            (Workload::RowsJson, _) => rows(fixtures::JSON_SQL.into(), RowsTable::Json),
+            (Workload::Rows60Ts, _) => rows(fixtures::ts60_sql(), RowsTable::Ts60),
+            (Workload::Techempower, Shape::Te(TeCase::Fortunes)) => simple(
+                FORTUNE_SQL.into(),
+                fixtures::FORTUNES.len() as u64,
+                RawCheck::Count,
+            ),
             (Workload::Techempower, Shape::Te(TeCase::Queries)) => RawSpec {
                 sql: WORLD_SQL.into(),
                 with_param: true,
