@@ -69,6 +69,10 @@ pub fn expand_encode(input: &DeriveInput) -> syn::Result<TokenStream> {
                 ::pgpipe::types::Encode::accepts(&self.#member, ty)
             }
 
+            fn accepts_all_values(&self, ty: &::pgpipe::types::Type) -> bool {
+                ::pgpipe::types::Encode::accepts_all_values(&self.#member, ty)
+            }
+
             fn encode(
                 &self,
                 ty: &::pgpipe::types::Type,

@@ -90,6 +90,11 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 ::pgpipe::types::enum_accepts(ty, #pg_type, Self::__PG_LABELS)
             }
 
+            fn accepts_all_values(&self, ty: &::pgpipe::types::Type) -> bool {
+                // Which enum fits depends on the type alone.
+                ::pgpipe::types::Encode::accepts(self, ty)
+            }
+
             fn encode(
                 &self,
                 ty: &::pgpipe::types::Type,

@@ -90,6 +90,11 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 }
             }
         });
+    let all_values = access
+        .iter()
+        .zip(&encode_ty)
+        .enumerate()
+        .map(|(i, (a, e))| quote!(&& #e::accepts_all_values(&#a, &__types[#i])));
     let encodes = access.iter().enumerate().map(|(i, a)| {
         quote! {
             ::pgpipe::__private::encode_param(&#a, #i, __types, __writer)?;
@@ -121,6 +126,10 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             ) -> ::std::result::Result<(), (usize, &'static str)> {
                 #(#checks)*
                 ::std::result::Result::Ok(())
+            }
+            #[allow(unused_variables)]
+            fn accepts_all_values(&self, __types: &[::pgpipe::types::Type]) -> bool {
+                __types.len() == #count #(#all_values)*
             }
             fn has_named_types(&self) -> bool {
                 false #(|| #named_types)*

@@ -115,55 +115,74 @@ impl ParamWriter<'_> {
     where
         F: FnOnce(&mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Send + Sync>>,
     {
-        let index = self.written;
         let before = self.buf.len();
         self.buf.put_i32_inline(0);
-        let value_start = before + 4;
+        let result = f(self.buf);
+        self.finish_value(before, result)
+    }
 
-        let is_null = match f(self.buf) {
-            Ok(is_null) => is_null,
-            Err(source) => {
-                self.buf.truncate(before);
-                return Err(EncodeError::Parameter { index, source });
-            }
-        };
-        // `f` holds the whole buffer; if it cut into bytes it did not write,
-        // the length prefix is gone and the message cannot be completed.
-        if self.buf.len() < value_start {
-            self.buf.truncate(before);
-            return Err(EncodeError::Parameter {
-                index,
-                source: "the value's encoder removed bytes it had not written".into(),
-            });
-        }
-        let len_field = match is_null {
-            IsNull::Yes => {
+    /// Patches the length prefix reserved at `before` once the value is
+    /// written. The usual outcomes (a value that fits, or NULL) stay inline;
+    /// every error is built out of line.
+    #[inline]
+    fn finish_value(
+        &mut self,
+        before: usize,
+        result: Result<IsNull, Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Result<(), EncodeError> {
+        let value_start = before + 4;
+        let end = self.buf.len();
+        let fits = end >= value_start
+            && end - value_start <= i32::MAX as usize
+            && end - self.start - 1 <= self.max;
+        let len_field = match result {
+            Ok(IsNull::No) if fits => (end - value_start) as i32,
+            Ok(IsNull::Yes) if fits => {
                 self.buf.truncate(value_start);
                 -1
             }
-            IsNull::No => {
-                let len = self.buf.len() - value_start;
-                match i32::try_from(len) {
-                    Ok(len) => len,
-                    Err(_) => {
-                        self.buf.truncate(before);
-                        return Err(EncodeError::ValueTooLarge { index, len });
-                    }
-                }
-            }
+            other => return Err(self.value_failed(before, other)),
         };
-        let so_far = self.buf.len() - self.start - 1;
-        if so_far > self.max {
-            self.buf.truncate(before);
-            return Err(EncodeError::MessageTooLarge {
-                message: "Bind",
-                len: so_far,
-                max: self.max,
-            });
+        if let Some(prefix) = self.buf.get_mut(before..value_start) {
+            prefix.copy_from_slice(&len_field.to_be_bytes());
         }
-        self.buf[before..value_start].copy_from_slice(&len_field.to_be_bytes());
         self.written += 1;
         Ok(())
+    }
+
+    /// Why the value reserved at `before` cannot stay; removes what it
+    /// wrote.
+    #[cold]
+    #[inline(never)]
+    fn value_failed(
+        &mut self,
+        before: usize,
+        result: Result<IsNull, Box<dyn std::error::Error + Send + Sync>>,
+    ) -> EncodeError {
+        let index = self.written;
+        let value_start = before + 4;
+        let end = self.buf.len();
+        self.buf.truncate(before);
+        if let Err(source) = result {
+            return EncodeError::Parameter { index, source };
+        }
+        // `f` holds the whole buffer; if it cut into bytes it did not write,
+        // the length prefix is gone and the message cannot be completed.
+        if end < value_start {
+            return EncodeError::Parameter {
+                index,
+                source: "the value's encoder removed bytes it had not written".into(),
+            };
+        }
+        let len = end - value_start;
+        if i32::try_from(len).is_err() && matches!(result, Ok(IsNull::No)) {
+            return EncodeError::ValueTooLarge { index, len };
+        }
+        EncodeError::MessageTooLarge {
+            message: "Bind",
+            len: end - self.start - 1,
+            max: self.max,
+        }
     }
 
     /// How many parameters have been written so far.

@@ -17,6 +17,11 @@ impl Encode for bool {
     fn accepts(&self, ty: &Type) -> bool {
         ty.is(&[Type::BOOL])
     }
+    #[inline]
+    fn accepts_all_values(&self, ty: &Type) -> bool {
+        // Which values fit depends on the type alone.
+        self.accepts(ty)
+    }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_u8_inline(*self as u8);
         Ok(IsNull::No)

@@ -18,6 +18,11 @@ macro_rules! bytea_encode {
             fn accepts(&self, ty: &Type) -> bool {
                 ty.is(&[Type::BYTEA])
             }
+            #[inline]
+            fn accepts_all_values(&self, ty: &Type) -> bool {
+                // Which values fit depends on the type alone.
+                self.accepts(ty)
+            }
             fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
                 buf.put_slice_inline(self.as_ref());
                 Ok(IsNull::No)
@@ -39,6 +44,11 @@ impl<const N: usize> Encode for [u8; N] {
     #[inline]
     fn accepts(&self, ty: &Type) -> bool {
         ty.is(&[Type::BYTEA])
+    }
+    #[inline]
+    fn accepts_all_values(&self, ty: &Type) -> bool {
+        // Which values fit depends on the type alone.
+        self.accepts(ty)
     }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_slice_inline(self);

@@ -23,6 +23,11 @@ impl Encode for f32 {
         ty.is(&[Type::FLOAT4])
     }
     #[inline]
+    fn accepts_all_values(&self, ty: &Type) -> bool {
+        // Which values fit depends on the type alone.
+        self.accepts(ty)
+    }
+    #[inline]
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_f32_inline(*self);
         Ok(IsNull::No)
@@ -36,6 +41,11 @@ impl Encode for f64 {
     #[inline]
     fn accepts(&self, ty: &Type) -> bool {
         ty.is(&[Type::FLOAT8])
+    }
+    #[inline]
+    fn accepts_all_values(&self, ty: &Type) -> bool {
+        // Which values fit depends on the type alone.
+        self.accepts(ty)
     }
     #[inline]
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {

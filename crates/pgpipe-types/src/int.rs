@@ -23,6 +23,11 @@ macro_rules! int_codec {
                 ty.is(&[$ty])
             }
             #[inline]
+            fn accepts_all_values(&self, ty: &Type) -> bool {
+                // Which values fit depends on the type alone.
+                self.accepts(ty)
+            }
+            #[inline]
             fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
                 buf.extend_from_slice(&self.to_be_bytes());
                 Ok(IsNull::No)

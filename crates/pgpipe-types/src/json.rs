@@ -129,6 +129,11 @@ mod serde {
         fn accepts(&self, ty: &Type) -> bool {
             accepts(ty)
         }
+        #[inline]
+        fn accepts_all_values(&self, ty: &Type) -> bool {
+            // Which values fit depends on the type alone.
+            self.accepts(ty)
+        }
         fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
             encode_json(&self.0, ty, buf)
         }
@@ -163,6 +168,11 @@ mod serde {
         }
         fn accepts(&self, ty: &Type) -> bool {
             accepts(ty)
+        }
+        #[inline]
+        fn accepts_all_values(&self, ty: &Type) -> bool {
+            // Which values fit depends on the type alone.
+            self.accepts(ty)
         }
         fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
             encode_json(self, ty, buf)

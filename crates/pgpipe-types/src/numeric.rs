@@ -717,6 +717,11 @@ impl Encode for Numeric {
     fn accepts(&self, ty: &Type) -> bool {
         ty.is(&[Type::NUMERIC])
     }
+    #[inline]
+    fn accepts_all_values(&self, ty: &Type) -> bool {
+        // Which values fit depends on the type alone.
+        self.accepts(ty)
+    }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         self.to_binary(buf)?;
         Ok(IsNull::No)
@@ -842,6 +847,11 @@ mod decimal {
         fn accepts(&self, ty: &Type) -> bool {
             ty.is(&[Type::NUMERIC])
         }
+        #[inline]
+        fn accepts_all_values(&self, ty: &Type) -> bool {
+            // Which values fit depends on the type alone.
+            self.accepts(ty)
+        }
         fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
             Numeric::from(*self).encode(ty, buf)
         }
@@ -931,6 +941,11 @@ mod big {
         }
         fn accepts(&self, ty: &Type) -> bool {
             ty.is(&[Type::NUMERIC])
+        }
+        #[inline]
+        fn accepts_all_values(&self, ty: &Type) -> bool {
+            // Which values fit depends on the type alone.
+            self.accepts(ty)
         }
         fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
             Numeric::try_from(self)?.encode(ty, buf)

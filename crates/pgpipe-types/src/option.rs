@@ -16,6 +16,15 @@ impl<T: Encode + StaticType> Encode for Option<T> {
             None => T::TYPE.matches(ty),
         }
     }
+    fn accepts_all_values(&self, ty: &Type) -> bool {
+        // A `None` says nothing of the `Some`s to come; a `Some` whose
+        // type fits every value, on a column its declared type matches,
+        // vouches for both.
+        match self {
+            Some(v) => T::TYPE.matches(ty) && v.accepts_all_values(ty),
+            None => false,
+        }
+    }
     fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         match self {
             Some(v) => v.encode(ty, buf),

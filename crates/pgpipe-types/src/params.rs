@@ -43,6 +43,16 @@ pub trait Params {
     /// On a mismatch returns `(index, Rust type name)`.
     fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)>;
 
+    /// Whether every list of this Rust type passes
+    /// [`check_types`](Params::check_types) against `types`, so a writer of
+    /// many rows (binary COPY) can check once and skip the rest (see
+    /// [`Encode::accepts_all_values`]). The default, `false`, is always
+    /// correct.
+    fn accepts_all_values(&self, types: &[Type]) -> bool {
+        let _ = types;
+        false
+    }
+
     /// Writes every value through the Bind message's parameter writer.
     /// `types` are the parameter types when known (a prepared statement's,
     /// or the resolved [`TypeRef`]s); without them each value is encoded for
@@ -62,6 +72,7 @@ pub trait Params {
 }
 
 /// Encodes one value for parameter `index`, as [`Params::encode`] describes.
+#[inline]
 pub fn encode_param<E: Encode + ?Sized>(
     value: &E,
     index: usize,
@@ -70,21 +81,30 @@ pub fn encode_param<E: Encode + ?Sized>(
 ) -> Result<(), EncodeError> {
     match types.and_then(|t| t.get(index)) {
         Some(ty) => writer.write(|buf| value.encode(ty, buf)),
-        None => {
-            let declared = value.type_ref();
-            if declared.is_named() {
-                return writer.write(|_| {
-                    Err(format!(
-                        "the type {declared:?} of {} was not resolved",
-                        value.rust_type()
-                    )
-                    .into())
-                });
-            }
-            let ty = Type::from_oid(declared.oid());
-            writer.write(|buf| value.encode(&ty, buf))
-        }
+        None => encode_as_declared(value, writer),
     }
+}
+
+/// [`encode_param`] without the parameter's type: the type the value
+/// declares. Out of line, so the typed path (every Bind of a prepared
+/// statement, every binary COPY row) stays small enough to inline.
+#[inline(never)]
+fn encode_as_declared<E: Encode + ?Sized>(
+    value: &E,
+    writer: &mut ParamWriter<'_>,
+) -> Result<(), EncodeError> {
+    let declared = value.type_ref();
+    if declared.is_named() {
+        return writer.write(|_| {
+            Err(format!(
+                "the type {declared:?} of {} was not resolved",
+                value.rust_type()
+            )
+            .into())
+        });
+    }
+    let ty = Type::from_oid(declared.oid());
+    writer.write(|buf| value.encode(&ty, buf))
 }
 
 impl<P: Params + ?Sized> Params for &P {
@@ -96,6 +116,9 @@ impl<P: Params + ?Sized> Params for &P {
     }
     fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)> {
         (**self).check_types(types)
+    }
+    fn accepts_all_values(&self, types: &[Type]) -> bool {
+        (**self).accepts_all_values(types)
     }
     fn has_named_types(&self) -> bool {
         (**self).has_named_types()
@@ -229,6 +252,11 @@ macro_rules! tuple_params {
                 )*
                 Ok(())
             }
+            #[allow(unused_variables)]
+            #[inline]
+            fn accepts_all_values(&self, types: &[Type]) -> bool {
+                types.len() == $n $(&& self.$idx.accepts_all_values(&types[$idx]))*
+            }
             fn has_named_types(&self) -> bool {
                 false $(|| self.$idx.type_ref().is_named())*
             }
@@ -269,6 +297,23 @@ tuple_params!(16; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_values_fit_only_where_the_type_alone_decides() {
+        let cols = [Type::INT8, Type::TEXT, Type::TIMESTAMPTZ];
+        let now = std::time::SystemTime::now();
+        assert!((1i64, String::from("x"), now).accepts_all_values(&cols));
+        assert!((1i64, Some(String::from("x")), now).accepts_all_values(&cols));
+        // A None tells nothing of later Somes; a wrong type never fits.
+        assert!(!(1i64, None::<String>, now).accepts_all_values(&cols));
+        assert!(!(1i32, String::from("x"), now).accepts_all_values(&cols));
+        // Arrays depend on their elements; a `&dyn Encode` slot may hold
+        // another type in the next row; a wrong column count never fits.
+        assert!(!(vec![1i64],).accepts_all_values(&[Type::INT8_ARRAY]));
+        let dynamic: &(dyn Encode + Sync) = &1i64;
+        assert!(!(dynamic,).accepts_all_values(&[Type::INT8]));
+        assert!(!(1i64,).accepts_all_values(&cols));
+    }
 
     #[test]
     fn tuple_oids_and_checks() {

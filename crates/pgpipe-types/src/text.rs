@@ -44,6 +44,11 @@ impl Encode for str {
         is_text(ty)
     }
     #[inline]
+    fn accepts_all_values(&self, ty: &Type) -> bool {
+        // Which values fit depends on the type alone.
+        self.accepts(ty)
+    }
+    #[inline]
     fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         if crate::json::is_jsonb(ty) {
             buf.put_u8_inline(crate::json::JSONB_VERSION);
@@ -60,6 +65,11 @@ impl Encode for String {
     #[inline]
     fn accepts(&self, ty: &Type) -> bool {
         is_text(ty)
+    }
+    #[inline]
+    fn accepts_all_values(&self, ty: &Type) -> bool {
+        // Which values fit depends on the type alone.
+        self.accepts(ty)
     }
     #[inline]
     fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {

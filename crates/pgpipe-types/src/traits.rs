@@ -76,6 +76,18 @@ pub trait Encode {
     /// against a prepared statement's parameter types before sending).
     fn accepts(&self, ty: &Type) -> bool;
 
+    /// Whether every value of this Rust type fits `ty`, so that a writer
+    /// sending many values of one type to one column (binary COPY) can
+    /// check the first and skip [`accepts`](Encode::accepts) for the rest.
+    /// The default, `false`, is always correct (every value is checked);
+    /// an encoder whose `accepts` looks at the type only answers
+    /// `self.accepts(ty)`. Arrays, ranges and `None` answer `false`: what
+    /// fits depends on the value.
+    fn accepts_all_values(&self, ty: &Type) -> bool {
+        let _ = ty;
+        false
+    }
+
     /// Appends the binary representation to `buf` for a parameter of type
     /// `ty`, or returns [`IsNull::Yes`] having written nothing.
     ///
@@ -126,6 +138,10 @@ pub trait Decode<'a>: Sized {
     }
 }
 
+// `accepts_all_values` is not forwarded: a `&dyn Encode` slot of a row
+// type may hold another Rust type in the next row, so "every value of
+// this type fits" cannot be answered from one value (the default, false,
+// keeps every row checked).
 macro_rules! forward_encode {
     ($($t:ty),*) => {$(
         impl<T: Encode + ?Sized> Encode for $t {

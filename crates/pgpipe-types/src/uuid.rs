@@ -18,6 +18,11 @@ impl Encode for Uuid {
     fn accepts(&self, ty: &Type) -> bool {
         ty.is(&[Type::UUID])
     }
+    #[inline]
+    fn accepts_all_values(&self, ty: &Type) -> bool {
+        // Which values fit depends on the type alone.
+        self.accepts(ty)
+    }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_slice_inline(self.as_bytes());
         Ok(IsNull::No)

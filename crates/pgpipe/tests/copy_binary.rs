@@ -8,7 +8,7 @@ mod common;
 
 use chrono::{DateTime, TimeZone, Utc};
 use common::{bounded, connect, database};
-use pgpipe::{Composite, ErrorKind, FromRow, OnConflict, PgEnum, ToRow};
+use pgpipe::{Composite, Encode, ErrorKind, FromRow, OnConflict, PgEnum, ToRow};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
@@ -294,6 +294,27 @@ async fn a_type_that_does_not_fit_fails_before_any_data_is_sent() {
             .unwrap();
         copy.write(&(1, None)).await.unwrap();
         assert_eq!(copy.finish().await.unwrap(), 1);
+        // Rows whose types alone decide are checked once; rows that may
+        // change type from one to the next (a `dyn Encode` slot) are
+        // checked every time: the 1001st row, an i64, is refused.
+        let mut copy = client
+            .copy_in_rows::<(Box<dyn Encode + Send + Sync>, String)>("n", &["small", "name"])
+            .await
+            .unwrap();
+        for i in 0..1000i32 {
+            copy.write(&(Box::new(i), format!("r{i}"))).await.unwrap();
+        }
+        let e = copy
+            .write(&(Box::new(7i64), "late".into()))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Encode);
+        assert!(e.to_string().contains("row 1001"), "{e}");
+        // The writer stays usable after the refused row.
+        copy.write(&(Box::new(1000i32), "last".into()))
+            .await
+            .unwrap();
+        assert_eq!(copy.finish().await.unwrap(), 1001);
     })
     .await;
 }

@@ -181,6 +181,7 @@ fn put_wire(oid: Oid, wire: i64, buf: &mut BytesMut) -> Result<IsNull, BoxError>
 }
 
 /// Encodes a finite value of `T`.
+#[inline]
 pub(crate) fn encode_finite<T: Finite + ?Sized>(
     value: &T,
     buf: &mut BytesMut,
@@ -253,6 +254,11 @@ macro_rules! finite_codec {
                 $crate::datetime::infinity::accepts_finite::<Self>(ty)
             }
             #[inline]
+            fn accepts_all_values(&self, ty: &$crate::Type) -> bool {
+                // Which values fit depends on the type alone.
+                self.accepts(ty)
+            }
+            #[inline]
             fn encode(
                 &self,
                 _: &$crate::Type,
@@ -290,6 +296,11 @@ impl<T: Finite> Encode for WithInfinity<T> {
     }
     fn accepts(&self, ty: &Type) -> bool {
         accepts_finite::<T>(ty)
+    }
+    #[inline]
+    fn accepts_all_values(&self, ty: &Type) -> bool {
+        // Which values fit depends on the type alone.
+        self.accepts(ty)
     }
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         let date = T::OID == DATE_OID;

@@ -278,6 +278,7 @@ impl CopyIn {
     }
 
     /// Buffered data, as an error if the COPY is over.
+    #[inline]
     fn check_open(&mut self) -> Result<(), Error> {
         match &mut self.state {
             State::Open => Ok(()),
@@ -521,10 +522,12 @@ impl CopyIn {
     }
 
     /// Whether a full chunk is pending (worth a [`drain`](Self::drain)).
+    #[inline]
     pub(crate) fn chunk_full(&self) -> bool {
         self.pending.len() >= self.chunk
     }
 
+    #[inline]
     pub(crate) fn ensure_open(&mut self) -> Result<(), Error> {
         self.check_open()
     }

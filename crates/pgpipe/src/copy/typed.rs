@@ -50,6 +50,9 @@ pub struct BinaryCopyWriter<T: ?Sized> {
     copy: CopyIn,
     columns: Arc<[Column]>,
     types: Vec<Type>,
+    /// Set once a row showed that every row of `T` fits the columns
+    /// ([`Params::accepts_all_values`]): later rows skip the check.
+    all_fit: bool,
     rows: u64,
     _rows: PhantomData<fn(&T)>,
 }
@@ -78,6 +81,7 @@ impl<T: Params + ?Sized> BinaryCopyWriter<T> {
             copy,
             columns: described,
             types,
+            all_fit: false,
             rows: 0,
             _rows: PhantomData,
         })
@@ -122,16 +126,20 @@ impl<T: Params + ?Sized> BinaryCopyWriter<T> {
                 ),
             ));
         }
-        if let Err((index, rust)) = row.check_types(&self.types) {
-            let column = &self.columns[index];
-            return Err(Error::new(
-                ErrorKind::Encode,
-                format!(
-                    "row {number}: a {rust} cannot be written to column \"{}\" of type {}",
-                    column.name(),
-                    column.type_()
-                ),
-            ));
+        // Once a row shows that every row of T fits, the rest skip this.
+        if !self.all_fit {
+            if let Err((index, rust)) = row.check_types(&self.types) {
+                let column = &self.columns[index];
+                return Err(Error::new(
+                    ErrorKind::Encode,
+                    format!(
+                        "row {number}: a {rust} cannot be written to column \"{}\" of type {}",
+                        column.name(),
+                        column.type_()
+                    ),
+                ));
+            }
+            self.all_fit = row.accepts_all_values(&self.types);
         }
         let buf = self.copy.pending_mut();
         let start = buf.len();
