@@ -151,6 +151,48 @@ async fn data_row_with_the_wrong_column_count() {
     assert!(next.unwrap_err().is_closed());
 }
 
+/// Read in place, good rows come out and the miscounted one is the same
+/// protocol error as through `next`, not a skipped row or a panic.
+#[tokio::test]
+async fn a_miscounted_data_row_ends_a_batch_read_with_a_protocol_error() {
+    let script = after_query()
+        .send(msg::parse_complete())
+        .send(msg::bind_complete())
+        .send(msg::row_description(&[("a", 23, 1)]))
+        .send(msg::data_row(&[Some(&1i32.to_be_bytes())]))
+        .send(msg::data_row(&[Some(&2i32.to_be_bytes())]))
+        .send(msg::data_row(&[Some(&3i32.to_be_bytes()), None]))
+        .send(msg::data_row(&[Some(&4i32.to_be_bytes())]))
+        .send(msg::command_complete("SELECT 4"))
+        .send(msg::ready_for_query(b'I'))
+        .sleep(Duration::from_secs(2));
+    let server = FakeServer::start(script).await.unwrap();
+    let client = tokio::time::timeout(BOUND, pgpipe::connect(&server.url()))
+        .await
+        .expect("connect hung")
+        .unwrap();
+    let read = async {
+        let mut rows = client.query_stream("SELECT 1", ()).await.unwrap();
+        let mut seen = Vec::new();
+        while let Some(batch) = rows.next_batch().await {
+            match batch {
+                Ok(batch) => seen.extend(batch.map(|r| r.get::<i32, _>(0))),
+                Err(e) => return (seen, Some(e)),
+            }
+        }
+        (seen, None)
+    };
+    let (seen, err) = tokio::time::timeout(BOUND, read).await.expect("hung");
+    assert_eq!(seen, vec![1, 2]);
+    let err = err.expect("the miscounted row is an error");
+    assert_eq!(err.kind(), ErrorKind::Protocol, "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("DataRow has 2 columns but RowDescription announced 1"),
+        "{err}"
+    );
+}
+
 #[tokio::test]
 async fn command_complete_without_its_nul_is_a_protocol_error() {
     // The query path reads the row count straight from these bytes.

@@ -132,6 +132,36 @@ async fn a_server_error_part_way_ends_the_batches_with_it() {
 }
 
 #[tokio::test]
+async fn empty_results_and_statements_without_rows_end_at_once() {
+    bounded(async {
+        let db = database("batch_empty");
+        let client = connect(&db).await;
+        let mut rows = client
+            .query_stream("SELECT g FROM generate_series(1, 10) g WHERE g < 0", ())
+            .await
+            .unwrap();
+        assert!(rows.next_batch().await.is_none());
+        assert_eq!(rows.rows_affected(), Some(0));
+        client
+            .batch_execute("CREATE TABLE t (id int4)")
+            .await
+            .unwrap();
+        let mut rows = client
+            .query_stream("INSERT INTO t SELECT generate_series(1, 5)", ())
+            .await
+            .unwrap();
+        assert!(rows.next_batch().await.is_none());
+        assert_eq!(rows.rows_affected(), Some(5));
+        // A server error before any row.
+        let mut rows = client.query_stream("SELECT 1 / 0", ()).await.unwrap();
+        let e = rows.next_batch().await.unwrap().unwrap_err();
+        assert_eq!(e.code(), Some(&SqlState::DIVISION_BY_ZERO), "{e}");
+        assert!(rows.next_batch().await.is_none());
+    })
+    .await
+}
+
+#[tokio::test]
 async fn a_wrong_type_is_an_error_naming_the_column() {
     bounded(async {
         let db = database("batch_types");
