@@ -121,6 +121,39 @@ impl ParamWriter<'_> {
         self.finish_value(before, result)
     }
 
+    /// Writes one parameter whose encoding has a size known before it is
+    /// made (an integer, a float, a timestamp): the length prefix and the
+    /// bytes go in directly, with no placeholder to patch. An error of
+    /// `value` becomes [`EncodeError::Parameter`], as in
+    /// [`write`](Self::write).
+    #[inline]
+    pub fn write_fixed<const N: usize>(
+        &mut self,
+        value: Result<[u8; N], Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Result<(), EncodeError> {
+        let bytes = match value {
+            Ok(bytes) => bytes,
+            Err(source) => {
+                return Err(EncodeError::Parameter {
+                    index: self.written,
+                    source,
+                })
+            }
+        };
+        let so_far = self.buf.len() + 4 + N - self.start - 1;
+        if so_far > self.max {
+            return Err(EncodeError::MessageTooLarge {
+                message: "Bind",
+                len: so_far,
+                max: self.max,
+            });
+        }
+        self.buf.put_i32_inline(N as i32);
+        self.buf.extend_from_slice(&bytes);
+        self.written += 1;
+        Ok(())
+    }
+
     /// Patches the length prefix reserved at `before` once the value is
     /// written. The usual outcomes (a value that fits, or NULL) stay inline;
     /// every error is built out of line.

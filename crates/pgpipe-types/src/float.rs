@@ -32,6 +32,14 @@ impl Encode for f32 {
         buf.put_f32_inline(*self);
         Ok(IsNull::No)
     }
+    #[inline]
+    fn write_to(
+        &self,
+        _: &Type,
+        writer: &mut pgpipe_proto::frontend::ParamWriter<'_>,
+    ) -> Result<(), pgpipe_proto::EncodeError> {
+        writer.write_fixed(Ok(self.to_bits().to_be_bytes()))
+    }
 }
 
 impl Encode for f64 {
@@ -51,6 +59,14 @@ impl Encode for f64 {
     fn encode(&self, _: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         buf.put_f64_inline(*self);
         Ok(IsNull::No)
+    }
+    #[inline]
+    fn write_to(
+        &self,
+        _: &Type,
+        writer: &mut pgpipe_proto::frontend::ParamWriter<'_>,
+    ) -> Result<(), pgpipe_proto::EncodeError> {
+        writer.write_fixed(Ok(self.to_bits().to_be_bytes()))
     }
 }
 

@@ -32,6 +32,14 @@ macro_rules! int_codec {
                 buf.extend_from_slice(&self.to_be_bytes());
                 Ok(IsNull::No)
             }
+            #[inline]
+            fn write_to(
+                &self,
+                _: &Type,
+                writer: &mut pgpipe_proto::frontend::ParamWriter<'_>,
+            ) -> Result<(), pgpipe_proto::EncodeError> {
+                writer.write_fixed(Ok(self.to_be_bytes()))
+            }
         }
 
         impl<'a> Decode<'a> for $t {

@@ -31,6 +31,17 @@ impl<T: Encode + StaticType> Encode for Option<T> {
             None => Ok(IsNull::Yes),
         }
     }
+    #[inline]
+    fn write_to(
+        &self,
+        ty: &Type,
+        writer: &mut pgpipe_proto::frontend::ParamWriter<'_>,
+    ) -> Result<(), pgpipe_proto::EncodeError> {
+        match self {
+            Some(v) => v.write_to(ty, writer),
+            None => writer.write(|_| Ok(IsNull::Yes)),
+        }
+    }
     fn rust_type(&self) -> &'static str {
         std::any::type_name::<Self>()
     }

@@ -80,7 +80,7 @@ pub fn encode_param<E: Encode + ?Sized>(
     writer: &mut ParamWriter<'_>,
 ) -> Result<(), EncodeError> {
     match types.and_then(|t| t.get(index)) {
-        Some(ty) => writer.write(|buf| value.encode(ty, buf)),
+        Some(ty) => value.write_to(ty, writer),
         None => encode_as_declared(value, writer),
     }
 }
@@ -297,6 +297,54 @@ tuple_params!(16; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fixed-size values write their length directly; the bytes on the
+    /// wire must be exactly what the placeholder-and-patch path writes.
+    #[test]
+    fn fixed_size_writes_match_the_general_path() {
+        use bytes::BytesMut;
+        use std::time::{Duration, UNIX_EPOCH};
+
+        fn both<E: Encode>(value: &E, ty: &Type) -> (BytesMut, BytesMut) {
+            let (mut fast, mut general) = (BytesMut::new(), BytesMut::new());
+            value
+                .write_to(ty, &mut ParamWriter::copy_tuple(&mut fast))
+                .unwrap();
+            ParamWriter::copy_tuple(&mut general)
+                .write(|buf| value.encode(ty, buf))
+                .unwrap();
+            (fast, general)
+        }
+        let at = UNIX_EPOCH + Duration::from_micros(1_767_225_600_123_456);
+        let cases: Vec<(BytesMut, BytesMut)> = vec![
+            both(&-7i16, &Type::INT2),
+            both(&i32::MIN, &Type::INT4),
+            both(&i64::MAX, &Type::INT8),
+            both(&1.5f32, &Type::FLOAT4),
+            both(&f64::NAN, &Type::FLOAT8),
+            both(&at, &Type::TIMESTAMPTZ),
+            both(&Some(3i64), &Type::INT8),
+            both(&None::<i64>, &Type::INT8),
+            both(&&42i32, &Type::INT4),
+        ];
+        for (i, (fast, general)) in cases.iter().enumerate() {
+            assert_eq!(fast, general, "case {i}");
+        }
+        assert_eq!(&cases[2].0[..4], &8i32.to_be_bytes());
+        assert_eq!(&cases[7].0[..], &(-1i32).to_be_bytes());
+        // A value that cannot be sent is the same error, naming its index,
+        // with nothing of it left in the buffer.
+        let far = UNIX_EPOCH + Duration::from_secs(400_000 * 366 * 86_400);
+        let mut buf = BytesMut::new();
+        let mut w = ParamWriter::copy_tuple(&mut buf);
+        1i64.write_to(&Type::INT8, &mut w).unwrap();
+        let e = far.write_to(&Type::TIMESTAMPTZ, &mut w).unwrap_err();
+        assert!(
+            matches!(e, EncodeError::Parameter { index: 1, .. }),
+            "{e:?}"
+        );
+        assert_eq!(buf.len(), 12);
+    }
 
     #[test]
     fn all_values_fit_only_where_the_type_alone_decides() {

@@ -2,6 +2,9 @@
 
 use bytes::BytesMut;
 
+use pgpipe_proto::frontend::ParamWriter;
+use pgpipe_proto::EncodeError;
+
 use crate::{BoxError, IsNull, Oid, Type, UnexpectedNull};
 
 /// The PostgreSQL type a Rust value is sent as: a fixed OID for built-in
@@ -100,6 +103,16 @@ pub trait Encode {
     fn rust_type(&self) -> &'static str {
         std::any::type_name::<Self>()
     }
+
+    /// Writes this value as one parameter (or binary COPY field) of type
+    /// `ty`: its length prefix and [`encode`](Encode::encode)'s bytes. Types
+    /// whose size is known before encoding override it to write the length
+    /// directly ([`ParamWriter::write_fixed`]); the result on the wire is
+    /// the same.
+    #[inline]
+    fn write_to(&self, ty: &Type, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
+        writer.write(|buf| self.encode(ty, buf))
+    }
 }
 
 /// Static type information of a Rust type that always maps to one
@@ -156,6 +169,10 @@ macro_rules! forward_encode {
             }
             fn rust_type(&self) -> &'static str {
                 (**self).rust_type()
+            }
+            #[inline]
+            fn write_to(&self, ty: &Type, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
+                (**self).write_to(ty, writer)
             }
         }
     )*};

@@ -169,15 +169,39 @@ fn put_wire(oid: Oid, wire: i64, buf: &mut BytesMut) -> Result<IsNull, BoxError>
         buf.put_i32_inline(days);
     } else {
         if wire == i64::MIN || wire == i64::MAX {
-            return Err(format!(
-                "{} value {wire} collides with an infinity marker",
-                Type::from_oid(oid)
-            )
-            .into());
+            return Err(marker_collision(oid, wire));
         }
         buf.put_i64_inline(wire);
     }
     Ok(IsNull::No)
+}
+
+#[cold]
+fn marker_collision(oid: Oid, wire: i64) -> BoxError {
+    format!(
+        "{} value {wire} collides with an infinity marker",
+        Type::from_oid(oid)
+    )
+    .into()
+}
+
+/// [`Encode::write_to`](crate::Encode::write_to) of a finite value: a
+/// timestamp's 8 bytes written with their length, no placeholder.
+#[inline]
+pub(crate) fn write_finite<T: Finite + ?Sized>(
+    value: &T,
+    writer: &mut pgpipe_proto::frontend::ParamWriter<'_>,
+) -> Result<(), pgpipe_proto::EncodeError> {
+    if T::OID == DATE_OID {
+        return writer.write(|buf| encode_finite(value, buf));
+    }
+    writer.write_fixed(value.to_wire().and_then(|wire| {
+        if wire == i64::MIN || wire == i64::MAX {
+            Err(marker_collision(T::OID, wire))
+        } else {
+            Ok(wire.to_be_bytes())
+        }
+    }))
 }
 
 /// Encodes a finite value of `T`.
@@ -265,6 +289,14 @@ macro_rules! finite_codec {
                 buf: &mut ::bytes::BytesMut,
             ) -> Result<$crate::IsNull, $crate::BoxError> {
                 $crate::datetime::infinity::encode_finite(self, buf)
+            }
+            #[inline]
+            fn write_to(
+                &self,
+                _: &$crate::Type,
+                writer: &mut ::pgpipe_proto::frontend::ParamWriter<'_>,
+            ) -> Result<(), ::pgpipe_proto::EncodeError> {
+                $crate::datetime::infinity::write_finite(self, writer)
             }
         }
     };
