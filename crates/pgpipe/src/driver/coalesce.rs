@@ -21,6 +21,9 @@
 //!   run inside a transaction block", is sent again too). Inside an explicit
 //!   transaction block (status not idle at the end) the members before the
 //!   failure did run and stay: only those after it are sent again.
+//! - The callers of the members sent again are woken together, when the
+//!   last of them has its answer ([`Hold`]), so that their next statements
+//!   form one group again instead of one group per caller.
 //!
 //! Which requests may join is decided here too ([`eligible_sql`],
 //! [`plain_statement`]): one unnamed or already-prepared statement (no
@@ -28,7 +31,8 @@
 //! sent twice; no Close), never transaction control, SET, COPY and the like.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use bytes::{Bytes, BytesMut};
 use pgpipe_proto::backend::tag;
@@ -361,6 +365,59 @@ pub(crate) fn settle(group: &Group, response: Bytes) -> Result<Settled, Error> {
     Ok(settled)
 }
 
+/// The members of a failed group sent again (each alone, and those that
+/// rejoin together): their callers are woken together, once the last of
+/// them has its answer.
+///
+/// Each member sent alone ends at its own ReadyForQuery, one server flush
+/// apart. Woken one by one, their callers would send their next statements
+/// one by one too, in groups of one or two, and the connection would stay
+/// split into small groups long after the failure (with 1 % failing
+/// statements it never regroups). Held, they come back as one group. The
+/// wait adds no round trip: they were written together, so the last
+/// answer is at most the server's time for them behind the first.
+pub(crate) struct Hold {
+    /// Members still waiting for their answer, plus one while
+    /// [`Hold::start`] is still adding them.
+    remaining: AtomicUsize,
+    /// The members that joined, set once they all have.
+    members: OnceLock<Vec<Weak<Slot>>>,
+}
+
+impl Hold {
+    /// Holds the callers of `slots`, except those already held by another
+    /// hold (that one wakes them) or already ended.
+    pub(crate) fn start<'a>(slots: impl Iterator<Item = &'a Arc<Slot>>) {
+        let hold = Arc::new(Hold {
+            remaining: AtomicUsize::new(1),
+            members: OnceLock::new(),
+        });
+        let mut members = Vec::new();
+        for slot in slots {
+            hold.remaining.fetch_add(1, Ordering::AcqRel);
+            if slot.join_hold(&hold) {
+                members.push(Arc::downgrade(slot));
+            } else {
+                hold.remaining.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        let _ = hold.members.set(members);
+        hold.member_done();
+    }
+
+    /// One member has its answer (or its connection failed); the last one
+    /// wakes every caller.
+    pub(crate) fn member_done(&self) {
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        let members = self.members.get().map(Vec::as_slice).unwrap_or_default();
+        for member in members.iter().filter_map(Weak::upgrade) {
+            member.wake_caller();
+        }
+    }
+}
+
 /// Queues `again` (from [`settle`]) at the end of the write buffer, each
 /// with its own Sync, sealing any group open there first.
 pub(crate) fn send_again(
@@ -563,5 +620,103 @@ mod tests {
         assert!(settle(&g, response(&[ok.clone(), ok.clone()], b'I')).is_err());
         let (g, _) = group(1);
         assert!(settle(&g, Bytes::from(ok)).is_err());
+    }
+}
+
+#[cfg(test)]
+mod hold_tests {
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+
+    use bytes::Bytes;
+
+    use super::Hold;
+    use crate::driver::{Responses, Slot};
+    use crate::error::ErrorKind;
+
+    #[derive(Default)]
+    struct CountingWaker(AtomicUsize);
+
+    impl Wake for CountingWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    /// A waiting caller per slot, each with a waker that counts its wakes
+    /// (and its reader, kept: a dropped one abandons the slot).
+    fn waiting_callers(n: usize) -> Vec<(Arc<Slot>, Arc<CountingWaker>, Responses)> {
+        (0..n)
+            .map(|_| {
+                let slot = Arc::new(Slot::new(None));
+                let counter = Arc::new(CountingWaker::default());
+                let waker = Waker::from(counter.clone());
+                let mut responses = Responses::new(slot.clone());
+                let pending = responses.poll_fill(&mut Context::from_waker(&waker));
+                assert!(matches!(pending, Poll::Pending));
+                (slot, counter, responses)
+            })
+            .collect()
+    }
+
+    fn wakes(counter: &CountingWaker) -> usize {
+        counter.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn answer(slot: &Slot) {
+        slot.deliver(Bytes::from_static(b"C\0\0\0\x0dSELECT 1\0"), false);
+        slot.deliver(Bytes::from_static(b"Z\0\0\0\x05I"), true);
+    }
+
+    #[test]
+    fn held_callers_wake_together_when_the_last_one_has_its_answer() {
+        let callers = waiting_callers(3);
+        Hold::start(callers.iter().map(|(slot, _, _)| slot));
+        answer(&callers[2].0);
+        answer(&callers[0].0);
+        assert!(callers.iter().all(|(_, c, _)| wakes(c) == 0));
+        assert!(callers[0].0.is_done(), "answered while held");
+        answer(&callers[1].0);
+        assert!(callers.iter().all(|(_, c, _)| wakes(c) == 1));
+    }
+
+    #[test]
+    fn a_failure_wakes_its_caller_at_once_and_counts_towards_the_hold() {
+        let callers = waiting_callers(3);
+        Hold::start(callers.iter().map(|(slot, _, _)| slot));
+        callers[1].0.fail(ErrorKind::Closed, "connection closed");
+        assert_eq!(wakes(&callers[1].1), 1);
+        assert_eq!(wakes(&callers[0].1), 0);
+        answer(&callers[0].0);
+        answer(&callers[2].0);
+        assert_eq!(wakes(&callers[0].1), 1);
+        assert_eq!(wakes(&callers[2].1), 1);
+    }
+
+    #[test]
+    fn a_slot_already_ended_or_held_does_not_delay_a_new_hold() {
+        let callers = waiting_callers(4);
+        answer(&callers[0].0);
+        assert_eq!(wakes(&callers[0].1), 1);
+        // Slots 1 and 2 are held by a first hold...
+        Hold::start(callers[1..3].iter().map(|(slot, _, _)| slot));
+        // ...and sent again with 3: only 3 waits for the new hold.
+        Hold::start(callers.iter().map(|(slot, _, _)| slot));
+        answer(&callers[3].0);
+        assert_eq!(wakes(&callers[3].1), 1);
+        answer(&callers[1].0);
+        assert_eq!(wakes(&callers[1].1), 0);
+        answer(&callers[2].0);
+        assert_eq!(wakes(&callers[1].1), 1);
+        assert_eq!(wakes(&callers[2].1), 1);
+    }
+
+    #[test]
+    fn a_lone_member_wakes_at_its_own_answer() {
+        let callers = waiting_callers(1);
+        Hold::start(callers.iter().map(|(slot, _, _)| slot));
+        answer(&callers[0].0);
+        assert_eq!(wakes(&callers[0].1), 1);
     }
 }

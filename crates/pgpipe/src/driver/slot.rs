@@ -17,7 +17,7 @@ use bytes::{Buf, Bytes};
 use pgpipe_proto::backend::tag;
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::driver::coalesce::Group;
+use crate::driver::coalesce::{Group, Hold};
 use crate::error::ErrorKind;
 use crate::Error;
 
@@ -66,6 +66,10 @@ struct SlotState {
     resume_at: usize,
     /// Clock readings of the driver, taken only for a timed slot.
     stamps: Stamps,
+    /// Set while this request, sent again after a coalesced neighbour
+    /// failed, waits for the others sent again with it: its caller is woken
+    /// with theirs (see [`Hold`]).
+    hold: Option<Arc<Hold>>,
 }
 
 /// When the driver handled one request, for the queue and server times of
@@ -206,19 +210,47 @@ impl Slot {
     /// Driver side: hands over a run of complete messages; returns how many
     /// bytes this response now holds unread.
     pub(crate) fn deliver(&self, chunk: Bytes, complete: bool) -> usize {
-        let (waker, buffered) = {
+        let (waker, buffered, released) = {
             let mut st = self.lock();
             if !st.abandoned {
                 st.buffered += chunk.len();
                 st.chunks.push_back(chunk);
             }
             st.done |= complete;
-            (st.waker.take(), st.buffered)
+            if st.hold.is_some() {
+                let released = if complete { st.hold.take() } else { None };
+                (None, st.buffered, released)
+            } else {
+                (st.waker.take(), st.buffered, None)
+            }
         };
         if let Some(w) = waker {
             w.wake();
         }
+        if let Some(hold) = released {
+            hold.member_done();
+        }
         buffered
+    }
+
+    /// Driver side: makes this request's caller wait for `hold` to be
+    /// released before it is woken. False if it already waits for another
+    /// hold or has ended (then it does not count towards `hold`).
+    pub(crate) fn join_hold(&self, hold: &Arc<Hold>) -> bool {
+        let mut st = self.lock();
+        if st.hold.is_some() || st.done || st.failed.is_some() {
+            return false;
+        }
+        st.hold = Some(hold.clone());
+        true
+    }
+
+    /// Wakes the caller, if it waits (its hold was released).
+    pub(crate) fn wake_caller(&self) {
+        let waker = self.lock().waker.take();
+        if let Some(w) = waker {
+            w.wake();
+        }
     }
 
     /// Driver side: whether to stop reading the socket because this response
@@ -232,7 +264,10 @@ impl Slot {
             return false;
         }
         let mut st = self.lock();
-        if st.abandoned || st.buffered <= limit {
+        // A held caller is not woken to read until its hold is released:
+        // pausing for it would stall (held requests are plain statements,
+        // collected whole anyway, like a carrier's members).
+        if st.abandoned || st.buffered <= limit || st.hold.is_some() {
             return false;
         }
         st.resume_at = limit / 2;
@@ -270,16 +305,19 @@ impl Slot {
                 member.fail(kind, reason);
             }
         }
-        let waker = {
+        let (waker, released) = {
             let mut st = self.lock();
             if st.done {
                 return;
             }
             st.failed = Some((kind, reason.to_owned()));
-            st.waker.take()
+            (st.waker.take(), st.hold.take())
         };
         if let Some(w) = waker {
             w.wake();
+        }
+        if let Some(hold) = released {
+            hold.member_done();
         }
     }
 }
