@@ -21,9 +21,10 @@
 //!   run inside a transaction block", is sent again too). Inside an explicit
 //!   transaction block (status not idle at the end) the members before the
 //!   failure did run and stay: only those after it are sent again.
-//! - The callers of the members sent again are woken together, when the
-//!   last of them has its answer ([`Hold`]), so that their next statements
-//!   form one group again instead of one group per caller.
+//! - After a failure, the callers of all the group's members (the failed
+//!   one too) are woken together, in the group's order, when the last of
+//!   them has its answer ([`Hold`]), so that their next statements form
+//!   one group again instead of one group per caller.
 //!
 //! Which requests may join is decided here too ([`eligible_sql`],
 //! [`plain_statement`]): one unnamed or already-prepared statement (no
@@ -252,12 +253,30 @@ pub(crate) struct Settled {
     /// Members the server skipped after the failure: they never ran, so
     /// they may share a Sync again, like any new request.
     pub(crate) rejoin: Vec<(Arc<Slot>, Bytes)>,
+    /// Every member in the group's order, kept when one failed: their
+    /// callers are woken in that order (see [`Settled::hold_together`]).
+    in_order: Vec<Arc<Slot>>,
 }
 
 impl Settled {
     /// How many members get their answer now.
     pub(crate) fn delivered(&self) -> usize {
         self.answered.len()
+    }
+
+    /// When some members must run again: makes every member's caller, the
+    /// failed one's too, wait for the last of them (see [`Hold`]).
+    ///
+    /// They are woken in the group's order, so their next statements keep
+    /// it: moving the failed caller to the front (or back) would sort the
+    /// group by how recently each caller failed, and a caller that fails
+    /// periodically would then keep failing at the same end of the group
+    /// (at the back, every neighbour before it runs twice).
+    pub(crate) fn hold_together(&self) {
+        if self.again.is_empty() && self.rejoin.is_empty() {
+            return;
+        }
+        Hold::start(self.in_order.iter());
     }
 
     /// Hands each answered member its part and a ReadyForQuery of its own
@@ -337,7 +356,11 @@ pub(crate) fn settle(group: &Group, response: Bytes) -> Result<Settled, Error> {
         rfq: response.slice(at - 6..at),
         again: Vec::new(),
         rejoin: Vec::new(),
+        in_order: Vec::new(),
     };
+    if failed.is_some() {
+        settled.in_order = members.iter().map(|m| m.slot.clone()).collect();
+    }
     for (i, member) in members.into_iter().enumerate() {
         let again = match failed {
             None => false,
@@ -365,17 +388,18 @@ pub(crate) fn settle(group: &Group, response: Bytes) -> Result<Settled, Error> {
     Ok(settled)
 }
 
-/// The members of a failed group sent again (each alone, and those that
-/// rejoin together): their callers are woken together, once the last of
-/// them has its answer.
+/// The members of a group where one failed (the failed one, those sent
+/// again alone and those that rejoin together): their callers are woken
+/// together, once the last of them has its answer.
 ///
 /// Each member sent alone ends at its own ReadyForQuery, one server flush
-/// apart. Woken one by one, their callers would send their next statements
-/// one by one too, in groups of one or two, and the connection would stay
-/// split into small groups long after the failure (with 1 % failing
-/// statements it never regroups). Held, they come back as one group. The
-/// wait adds no round trip: they were written together, so the last
-/// answer is at most the server's time for them behind the first.
+/// apart, and the failed one has its answer first. Woken one by one, their
+/// callers would send their next statements one by one too, in groups of
+/// one or two, and the connection would stay split into small groups long
+/// after the failure: with 1 % failing statements on 64 callers, groups
+/// averaged 4.9 statements instead of 64. Held, they come back as one
+/// group. The wait adds no round trip: they were written together, so the
+/// last answer is at most the server's time for them behind the first.
 pub(crate) struct Hold {
     /// Members still waiting for their answer, plus one while
     /// [`Hold::start`] is still adding them.
@@ -710,6 +734,62 @@ mod hold_tests {
         answer(&callers[2].0);
         assert_eq!(wakes(&callers[1].1), 1);
         assert_eq!(wakes(&callers[2].1), 1);
+    }
+
+    /// A waker that logs its caller's number when woken.
+    struct LoggingWaker(usize, Arc<std::sync::Mutex<Vec<usize>>>);
+
+    impl Wake for LoggingWaker {
+        fn wake(self: Arc<Self>) {
+            self.1.lock().unwrap().push(self.0);
+        }
+    }
+
+    #[test]
+    fn after_a_failure_every_caller_wakes_at_the_end_in_the_group_order() {
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let group = super::Group::default();
+        let mut readers = Vec::new();
+        let mut slots = Vec::new();
+        for i in 0..4 {
+            let slot = Arc::new(Slot::new(None));
+            let waker = Waker::from(Arc::new(LoggingWaker(i, log.clone())));
+            let mut responses = Responses::new(slot.clone());
+            assert!(responses
+                .poll_fill(&mut Context::from_waker(&waker))
+                .is_pending());
+            group.lock().push(super::Member {
+                slot: slot.clone(),
+                bytes: Bytes::from(vec![i as u8]),
+            });
+            readers.push(responses);
+            slots.push(slot);
+        }
+        // Member 2 fails: 0 and 1 run again alone, 3 rejoins.
+        let mut response = Vec::new();
+        for part in [&b"C\0\0\0\x0dSELECT 1\0"[..], b"C\0\0\0\x0dSELECT 1\0"] {
+            response.extend_from_slice(part);
+        }
+        response.extend_from_slice(b"E\0\0\0\x13SERROR\0C22012\0\0");
+        response.extend_from_slice(b"Z\0\0\0\x05I");
+        let mut settled = super::settle(&group, Bytes::from(response)).unwrap();
+        assert_eq!((settled.again.len(), settled.rejoin.len()), (2, 1));
+        settled.hold_together();
+        let resent: Vec<_> = settled
+            .again
+            .drain(..)
+            .chain(settled.rejoin.drain(..))
+            .collect();
+        settled.hand_over(None);
+        assert!(slots[2].is_done(), "the failed member has its error");
+        for (slot, _) in resent.iter().rev() {
+            assert!(
+                log.lock().unwrap().is_empty(),
+                "woken before the last answer"
+            );
+            answer(slot);
+        }
+        assert_eq!(*log.lock().unwrap(), [0, 1, 2, 3]);
     }
 
     #[test]

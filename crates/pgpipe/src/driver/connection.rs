@@ -283,6 +283,7 @@ impl Connection {
                 self.shared
                     .counters
                     .group(settled.delivered() + resent, resent);
+                settled.hold_together();
                 self.shared.send_again(
                     std::mem::take(&mut settled.again),
                     std::mem::take(&mut settled.rejoin),

@@ -727,7 +727,6 @@ impl Shared {
         if again.is_empty() && rejoin.is_empty() {
             return;
         }
-        coalesce::Hold::start(again.iter().chain(&rejoin).map(|(slot, _)| slot));
         let mut q = self.lock();
         if let Some(reason) = q.closed.clone() {
             drop(q);
