@@ -78,6 +78,8 @@ pub(crate) struct Open {
     first: Option<Member>,
     /// From the second member on: the carrier, the last slot queued.
     carrier: Option<Arc<Slot>>,
+    /// How many members it has.
+    members: usize,
 }
 
 impl Open {
@@ -115,18 +117,27 @@ pub(crate) fn reset(open: &mut Open) {
 /// Sync) whose caller asked for coalescing: joins it to the open group (its
 /// Sync removed) and returns true, or, if its messages can't be sent twice,
 /// seals the open group in front of it and returns false (the caller queues
-/// `slot` as usual).
+/// `slot` as usual). An open group of `cap` members (see [`GroupSize`]) is
+/// sealed first: the request starts the next one.
 pub(crate) fn join(
     open: &mut Open,
     buf: &mut BytesMut,
     slots: &mut VecDeque<Arc<Slot>>,
     start: usize,
     slot: &Arc<Slot>,
+    cap: usize,
 ) -> bool {
     if !plain_statement(&buf[start..]) {
         seal_at(open, buf, start);
         return false;
     }
+    let start = if open.members >= cap {
+        seal_at(open, buf, start);
+        start + SYNC.len()
+    } else {
+        start
+    };
+    open.members += 1;
     buf.truncate(buf.len() - SYNC.len());
     let member = Member {
         slot: slot.clone(),
@@ -388,6 +399,63 @@ pub(crate) fn settle(group: &Group, response: Bytes) -> Result<Settled, Error> {
     Ok(settled)
 }
 
+/// How many statements a group may hold: [`GroupSize::MAX`], or fewer
+/// while statements fail.
+///
+/// A cap even without failures: with every statement of the connection in
+/// one group, the server sits idle while the client reads the group's
+/// answers and sends the next group, and the client sits idle while the
+/// server runs it. Two or more groups in flight overlap the two. Measured on
+/// one connection with 64 callers (docs/benchmarks.md): groups of 32 run
+/// 3.5x tokio-postgres's point selects, one group of 64 2.5x. Past 32 a
+/// Sync (about the cost of one more point select on the server) is spread
+/// so thin that a larger group saves nothing.
+///
+/// Fewer while statements fail: a failure costs each member before it a
+/// second run on its own Sync, about half the group. With a share `p` of
+/// statements failing, a group of `g` pays `1 / g` Syncs a statement for
+/// its own Sync and about `p * g / 2` for the runs again; the sum is least
+/// at `g = sqrt(2 / p)`: 14 at 1 %, 45 (so 32) at 0.1 %.
+///
+/// Only the driver records (one writer), so plain loads and stores do.
+#[derive(Default)]
+pub(crate) struct GroupSize {
+    /// Statements of groups that ended, halved with `failed` every
+    /// [`GroupSize::WINDOW`] statements so that old groups fade out.
+    statements: AtomicUsize,
+    /// Groups among them where a statement failed.
+    failed: AtomicUsize,
+}
+
+impl GroupSize {
+    /// The most statements a group holds.
+    pub(crate) const MAX: usize = 32;
+    const WINDOW: usize = 4096;
+
+    /// Driver side: a group of `members` statements ended, `failed` or not.
+    pub(crate) fn record(&self, members: usize, failed: bool) {
+        let mut statements = self.statements.load(Ordering::Relaxed) + members;
+        let mut failures = self.failed.load(Ordering::Relaxed) + usize::from(failed);
+        if statements >= Self::WINDOW {
+            statements /= 2;
+            failures /= 2;
+        }
+        self.statements.store(statements, Ordering::Relaxed);
+        self.failed.store(failures, Ordering::Relaxed);
+    }
+
+    /// The most statements a group may hold now.
+    pub(crate) fn cap(&self) -> usize {
+        let failures = self.failed.load(Ordering::Relaxed);
+        if failures == 0 {
+            return Self::MAX;
+        }
+        let statements = self.statements.load(Ordering::Relaxed).max(1);
+        let best = (2.0 * statements as f64 / failures as f64).sqrt() as usize;
+        best.clamp(2, Self::MAX)
+    }
+}
+
 /// The members of a group where one failed (the failed one, those sent
 /// again alone and those that rejoin together): their callers are woken
 /// together, once the last of them has its answer.
@@ -469,12 +537,13 @@ pub(crate) fn rejoin(
     buf: &mut BytesMut,
     slots: &mut VecDeque<Arc<Slot>>,
     rejoin: Vec<(Arc<Slot>, Bytes)>,
+    cap: usize,
 ) {
     for (slot, bytes) in rejoin {
         let start = buf.len();
         buf.extend_from_slice(&bytes);
         buf.extend_from_slice(SYNC);
-        if !join(open, buf, slots, start, &slot) {
+        if !join(open, buf, slots, start, &slot, cap) {
             slots.push_back(slot);
         }
     }
@@ -624,6 +693,7 @@ mod tests {
                 .iter()
                 .map(|s| (s.clone(), Bytes::from(stmt.clone())))
                 .collect(),
+            GroupSize::MAX,
         );
         // One carrier for the three, and no Sync yet: later requests may
         // still join until the driver takes the buffer.
@@ -633,6 +703,58 @@ mod tests {
         seal(&mut open, &mut buf);
         assert!(buf.ends_with(SYNC));
         assert_eq!(buf.len(), 3 * stmt.len() + SYNC.len());
+    }
+
+    #[test]
+    fn a_full_group_is_sealed_and_the_next_statement_starts_another() {
+        let stmt = [msg(b'B', b"\0\0"), msg(b'E', b"\0\0\0\0\0")].concat();
+        let mut open = Open::default();
+        let mut buf = BytesMut::new();
+        let mut queue = VecDeque::new();
+        for _ in 0..5 {
+            let start = buf.len();
+            buf.extend_from_slice(&stmt);
+            buf.extend_from_slice(SYNC);
+            let slot = Arc::new(Slot::new(None));
+            if !join(&mut open, &mut buf, &mut queue, start, &slot, 2) {
+                queue.push_back(slot);
+            }
+        }
+        seal(&mut open, &mut buf);
+        // Groups of 2, 2 and 1: three Syncs, each member's bytes whole.
+        let sizes: Vec<usize> = queue
+            .iter()
+            .map(|s| s.group().map_or(1, Group::len))
+            .collect();
+        assert_eq!(sizes, [2, 2, 1]);
+        let (b, s) = (stmt.as_slice(), SYNC);
+        assert_eq!(buf, [b, b, s, b, b, s, b, s].concat());
+        for carrier in queue.iter().filter_map(|s| s.group()) {
+            for member in carrier.lock().iter() {
+                assert_eq!(member.bytes, stmt);
+            }
+        }
+    }
+
+    #[test]
+    fn groups_shrink_while_statements_fail_and_grow_back() {
+        let size = GroupSize::default();
+        assert_eq!(size.cap(), GroupSize::MAX);
+        // One group in ten fails, groups of 10: 1 % of statements.
+        for i in 0..1000 {
+            size.record(10, i % 10 == 0);
+        }
+        assert_eq!(size.cap(), 14, "sqrt(2 / 1 %)");
+        // Failures everywhere: the smallest group that still shares a Sync.
+        for _ in 0..1000 {
+            size.record(2, true);
+        }
+        assert_eq!(size.cap(), 2);
+        // Failures stop: old ones fade out until the cap is back at its top.
+        for _ in 0..1000 {
+            size.record(32, false);
+        }
+        assert_eq!(size.cap(), GroupSize::MAX);
     }
 
     #[test]

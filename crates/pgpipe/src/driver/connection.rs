@@ -283,6 +283,9 @@ impl Connection {
                 self.shared
                     .counters
                     .group(settled.delivered() + resent, resent);
+                self.shared
+                    .group_size
+                    .record(settled.delivered() + resent, resent > 0);
                 settled.hold_together();
                 self.shared.send_again(
                     std::mem::take(&mut settled.again),

@@ -225,6 +225,8 @@ pub(crate) struct Shared {
     pub(crate) coalesce: bool,
     /// Socket syscalls of the driver, for [`Client::stats`](crate::Client::stats).
     pub(crate) counters: Counters,
+    /// How many statements a coalesced group may hold.
+    pub(crate) group_size: coalesce::GroupSize,
     next_session: AtomicU64,
     /// Where notifications (LISTEN/NOTIFY) arriving on this connection go,
     /// and how many were dropped because nobody asked for them.
@@ -278,6 +280,7 @@ impl Shared {
             released: Notify::new(),
             coalesce: false,
             counters: Counters::default(),
+            group_size: coalesce::GroupSize::default(),
             next_session: AtomicU64::new(NO_SESSION + 1),
             notifications: NotificationRoute::default(),
             copy_targets: Mutex::default(),
@@ -511,7 +514,14 @@ impl Shared {
             for slot in slots {
                 added += 1;
                 if coalesce
-                    && coalesce::join(&mut q.group, &mut q.write_buf, &mut q.slots, start, &slot)
+                    && coalesce::join(
+                        &mut q.group,
+                        &mut q.write_buf,
+                        &mut q.slots,
+                        start,
+                        &slot,
+                        self.group_size.cap(),
+                    )
                 {
                     continue;
                 }
@@ -755,7 +765,8 @@ impl Shared {
             return;
         }
         coalesce::send_again(&mut q.group, &mut q.write_buf, &mut q.slots, again);
-        coalesce::rejoin(&mut q.group, &mut q.write_buf, &mut q.slots, rejoin);
+        let cap = self.group_size.cap();
+        coalesce::rejoin(&mut q.group, &mut q.write_buf, &mut q.slots, rejoin, cap);
     }
 
     /// Writes bytes that belong to a request already in flight (CopyFail
