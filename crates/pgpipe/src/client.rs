@@ -157,6 +157,13 @@ impl Client {
     /// ReadyForQuery, so a write is never reported done before it is
     /// committed.
     ///
+    /// A group holds at most 32 statements: with more waiting, the driver
+    /// writes several groups at once, and the server runs one while the
+    /// client reads the answers of the one before. While statements fail,
+    /// groups shrink (to about `sqrt(2 / p)` statements for a failing share
+    /// `p`: 14 at 1 %) so that a failure sends fewer neighbours again; they
+    /// grow back when failures stop.
+    ///
     /// Applies to `query`, `query_one`, `query_opt`, `query_as...` and
     /// `execute` (SQL text or a prepared [`Statement`]). Never coalesced:
     /// transaction control (BEGIN, COMMIT, ROLLBACK, SAVEPOINT...),
@@ -181,7 +188,9 @@ impl Client {
     /// twice, `dblink` calls run twice. Send such statements through
     /// [`not_coalesced`](Client::not_coalesced).
     /// A statement refused inside a transaction block (SQLSTATE 25001,
-    /// e.g. `VACUUM`) is sent again alone.
+    /// e.g. `VACUUM`) is sent again alone. The callers of a group where a
+    /// statement failed, the failed one's included, get their answers
+    /// together once the last one sent again has its own.
     ///
     /// Benchmarks note: TechEmpower's rules forbid sharing a Sync between
     /// queries; its workloads keep one Sync per query.
