@@ -3,6 +3,8 @@
 //! `Span::none()` and no clock is read (see the module docs).
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use tracing::field::Empty;
@@ -257,22 +259,56 @@ fn micros(d: std::time::Duration) -> u64 {
 
 /// Runs one operation under its span: opens it, instruments `f` with it,
 /// records the outcome (`rows` says how many rows a success returned).
+///
+/// A future of its own rather than an `async fn` around
+/// `f.instrument(span)`: that one holds `f` twice (as its argument and
+/// inside `Instrumented`), doubling the size of every query's future, and
+/// the whole of it is copied each time a query starts.
 #[inline]
-pub(crate) async fn traced<T, F>(
+pub(crate) fn traced<T, F, R>(
     operation: &'static str,
     shared: Option<&Shared>,
     sql: Option<&str>,
-    rows: impl FnOnce(&T) -> u64,
+    rows: R,
     f: F,
-) -> Result<T, Error>
+) -> Traced<F, R>
 where
     F: Future<Output = Result<T, Error>>,
+    R: FnOnce(&T) -> u64,
 {
-    use tracing::Instrument;
-    let op = Op::start(operation, shared, sql);
-    let result = f.instrument(op.span().clone()).await;
-    op.finish(&result, rows);
-    result
+    Traced {
+        f,
+        ended: Some((Op::start(operation, shared, sql), rows)),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of [`traced`]: polls the operation inside its span.
+    pub(crate) struct Traced<F, R> {
+        #[pin]
+        f: F,
+        ended: Option<(Op, R)>,
+    }
+}
+
+impl<T, F, R> Future for Traced<F, R>
+where
+    F: Future<Output = Result<T, Error>>,
+    R: FnOnce(&T) -> u64,
+{
+    type Output = Result<T, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let result = {
+            let _entered = this.ended.as_ref().map(|(op, _)| op.span().enter());
+            std::task::ready!(this.f.poll(cx))
+        };
+        if let Some((op, rows)) = this.ended.take() {
+            op.finish(&result, rows);
+        }
+        Poll::Ready(result)
+    }
 }
 
 /// The SQL text of a statement, for `db.query.text`.
