@@ -170,7 +170,7 @@ pub(crate) fn send_query_with<P: Params + ?Sized>(
     let coalesce = coalesce
         && match statement {
             StatementRef::Sql(sql) => coalescible(sql),
-            StatementRef::Prepared(stmt) => coalescible(stmt.sql()),
+            StatementRef::Prepared(stmt) => stmt.coalescible(),
         };
     shared.send_statement(
         session,
@@ -202,16 +202,18 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
     };
     let sql = match statement {
         StatementRef::Prepared(stmt) => {
-            crate::copy::refuse_copy_from_stdin(stmt.sql())?;
+            if stmt.copies_from_stdin() {
+                crate::copy::refuse_copy_from_stdin(stmt.sql())?;
+            }
             bind(enc, stmt.name(), params, Some(stmt.params()), buf)?;
             end(buf)?;
             return Ok(Plan::Prepared(stmt.shared_columns().clone()));
         }
         StatementRef::Sql(sql) => sql,
     };
-    crate::copy::refuse_copy_from_stdin(sql)?;
     params.with_type_oids(|oids| {
         if !cache.enabled() {
+            crate::copy::refuse_copy_from_stdin(sql)?;
             enc.parse("", sql, oids, buf).map_err(encode_error)?;
             bind(enc, "", params, None, buf)?;
             enc.describe(Target::Portal, "", buf)
@@ -234,6 +236,8 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
                 parses: false,
             });
         }
+        // Checked before it enters the cache, so a hit needs no check.
+        crate::copy::refuse_copy_from_stdin(sql)?;
         let name: Arc<str> = shared.next_statement_name().into();
         let evicted = cache.insert(sql, oids, name.clone());
         let encoded = (|| {

@@ -15,6 +15,11 @@ struct Inner {
     sql: String,
     params: Vec<Type>,
     columns: Arc<[Column]>,
+    /// Whether its SQL is a `COPY ... FROM STDIN` (refused by the query
+    /// methods) and whether it may share a Sync: read from the SQL once
+    /// here instead of on every execution.
+    copies_from_stdin: bool,
+    coalescible: bool,
     /// The connection it was prepared on; closing it on drop needs it, but a
     /// statement must not keep a connection alive.
     shared: Weak<Shared>,
@@ -36,6 +41,8 @@ impl Statement {
         shared: &Arc<Shared>,
     ) -> Statement {
         Statement(Arc::new(Inner {
+            copies_from_stdin: crate::copy::refuse_copy_from_stdin(&sql).is_err(),
+            coalescible: crate::driver::coalescible(&sql),
             name,
             sql,
             params,
@@ -60,6 +67,16 @@ impl Statement {
     /// The SQL text.
     pub fn sql(&self) -> &str {
         &self.0.sql
+    }
+
+    /// Whether the SQL is a `COPY ... FROM STDIN`.
+    pub(crate) fn copies_from_stdin(&self) -> bool {
+        self.0.copies_from_stdin
+    }
+
+    /// Whether it may share a Sync in coalesced mode.
+    pub(crate) fn coalescible(&self) -> bool {
+        self.0.coalescible
     }
     /// The parameter types the server inferred or was told.
     pub fn params(&self) -> &[Type] {
