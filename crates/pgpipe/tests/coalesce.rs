@@ -390,3 +390,50 @@ async fn neighbours_sent_again_never_run_inside_a_transaction_that_started_meanw
     })
     .await;
 }
+
+/// A group holds at most 32 statements, so a failure sends at most 31
+/// neighbours again: 100 selects queued in one go, the last one failing,
+/// make groups of 32, 32, 32 and 4, and only the 3 before the failure in
+/// its group run again (one group of 100 would send 99 again).
+#[tokio::test(flavor = "current_thread")]
+async fn a_failure_sends_at_most_a_group_of_32_again() {
+    let db = database("coalesce_cap");
+    let url = db.url(AuthRole::Trust);
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let client = pgpipe::connect(&format!("{url}{sep}coalesce_sync=on"))
+        .await
+        .unwrap();
+    bounded(async {
+        let divide = client.prepare("SELECT 1000 / $1::int4").await.unwrap();
+        let before = client.stats();
+        let mut tasks = Vec::new();
+        for i in 0..100i32 {
+            let client = client.clone();
+            let divide = divide.clone();
+            let divisor = if i == 99 { 0 } else { i + 1 };
+            tasks.push(tokio::spawn(async move {
+                let got = client.query_one(&divide, (divisor,)).await;
+                (divisor, got.map(|row| row.get::<i32, _>(0)))
+            }));
+        }
+        for task in tasks {
+            match task.await.unwrap() {
+                (0, Err(e)) => assert_eq!(e.code(), Some(&SqlState::DIVISION_BY_ZERO), "{e}"),
+                (0, Ok(v)) => panic!("dividing by zero returned {v}"),
+                (d, got) => assert_eq!(got.unwrap(), 1000 / d, "divisor {d}"),
+            }
+        }
+        let after = client.stats();
+        let grouped = after.coalesced_statements - before.coalesced_statements;
+        let again = after.coalesced_sent_again - before.coalesced_sent_again;
+        assert!(
+            grouped >= 64,
+            "the 100 selects were not grouped ({grouped} grouped)"
+        );
+        assert!(
+            again <= 31,
+            "{again} statements sent again after one failure (at most 31)"
+        );
+    })
+    .await;
+}
