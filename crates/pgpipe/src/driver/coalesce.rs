@@ -299,8 +299,7 @@ impl Settled {
             if let Some(stamps) = stamps {
                 slot.set_stamps(stamps);
             }
-            slot.deliver(part, false);
-            slot.deliver(self.rfq.clone(), true);
+            slot.deliver_chunks([part, self.rfq.clone()], true);
         }
     }
 }

@@ -210,11 +210,23 @@ impl Slot {
     /// Driver side: hands over a run of complete messages; returns how many
     /// bytes this response now holds unread.
     pub(crate) fn deliver(&self, chunk: Bytes, complete: bool) -> usize {
+        self.deliver_chunks([chunk], complete)
+    }
+
+    /// [`deliver`](Self::deliver) of several runs at once, under one lock
+    /// and with one wake (a coalesced member's part and its ReadyForQuery).
+    pub(crate) fn deliver_chunks<const N: usize>(
+        &self,
+        chunks: [Bytes; N],
+        complete: bool,
+    ) -> usize {
         let (waker, buffered, released) = {
             let mut st = self.lock();
             if !st.abandoned {
-                st.buffered += chunk.len();
-                st.chunks.push_back(chunk);
+                for chunk in chunks {
+                    st.buffered += chunk.len();
+                    st.chunks.push_back(chunk);
+                }
             }
             st.done |= complete;
             if st.hold.is_some() {
