@@ -479,17 +479,46 @@ impl Client {
         S: ToStatement + ?Sized,
         P: Params,
     {
-        let rows = self.query(statement, params).await?;
-        match <[Row; 1]>::try_from(rows) {
-            Ok([row]) => Ok(row),
-            Err(rows) => Err(Error::new(
+        match self.query_first(statement, params).await? {
+            (Some(row), 1) => Ok(row),
+            (_, n) => Err(Error::new(
                 ErrorKind::RowCount,
-                format!(
-                    "query_one: expected exactly one row, the query returned {}",
-                    rows.len()
-                ),
+                format!("query_one: expected exactly one row, the query returned {n}"),
             )),
         }
+    }
+
+    /// [`query`](Self::query) that keeps only the first row, and counts
+    /// them all: no vector for the one row `query_one`/`query_opt` want.
+    async fn query_first<S, P>(
+        &self,
+        statement: &S,
+        params: P,
+    ) -> Result<(Option<Row>, usize), Error>
+    where
+        S: ToStatement + ?Sized,
+        P: Params,
+    {
+        let (mut first, mut count) = (None, 0usize);
+        let st = statement.to_statement();
+        let run = self.run(st, &params, true, |row| {
+            count += 1;
+            if first.is_none() {
+                first = Some(row);
+            }
+        });
+        let ran = observe::traced(
+            "query",
+            Some(self.shared()),
+            sql_of(&st),
+            |r| r.affected,
+            run,
+        )
+        .await?;
+        if let (Some(columns), Some(row)) = (ran.described, first.as_mut()) {
+            row.set_columns(columns);
+        }
+        Ok((first, count))
     }
 
     /// Runs a statement that returns at most one row.
@@ -502,11 +531,9 @@ impl Client {
         S: ToStatement + ?Sized,
         P: Params,
     {
-        let mut rows = self.query(statement, params).await?;
-        match rows.len() {
-            0 => Ok(None),
-            1 => Ok(rows.pop()),
-            n => Err(Error::new(
+        match self.query_first(statement, params).await? {
+            (row, 0 | 1) => Ok(row),
+            (_, n) => Err(Error::new(
                 ErrorKind::RowCount,
                 format!("query_opt: expected at most one row, the query returned {n}"),
             )),

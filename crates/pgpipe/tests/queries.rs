@@ -178,6 +178,17 @@ async fn query_one_and_query_opt_check_the_row_count() {
             .unwrap()
             .is_none());
         assert!(client.query_opt("SELECT 1", ()).await.unwrap().is_some());
+        // The one row kept carries its columns, by name too, from the
+        // statement's first run (described then) and from the cache after.
+        for _ in 0..2 {
+            let row = client
+                .query_one("SELECT 5::int4 AS five", ())
+                .await
+                .unwrap();
+            assert_eq!(row.get::<i32, _>("five"), 5);
+            let row = client.query_opt("SELECT 6::int4 AS six", ()).await.unwrap();
+            assert_eq!(row.unwrap().get::<i32, _>("six"), 6);
+        }
         let err = client
             .query_opt("SELECT * FROM generate_series(1, 3)", ())
             .await
