@@ -284,16 +284,9 @@ impl Client {
         P: Params,
     {
         let mut rows = Vec::new();
-        let st = statement.to_statement();
-        let run = self.run(st, &params, true, |row| rows.push(row));
-        let ran = observe::traced(
-            "query",
-            Some(self.shared()),
-            sql_of(&st),
-            |r| r.affected,
-            run,
-        )
-        .await?;
+        let ran = self
+            .run_traced(statement, &params, |row| rows.push(row))
+            .await?;
         if let Some(columns) = ran.described {
             for row in &mut rows {
                 row.set_columns(columns.clone());
@@ -331,34 +324,27 @@ impl Client {
         let mut held = Vec::new();
         let mut plan: Option<Result<T::Columns, Error>> = None;
         let mut failed: Option<Error> = None;
-        let st = statement.to_statement();
-        let run = self.run(st, &params, true, |row| {
-            if failed.is_some() {
-                return;
-            }
-            if plan.is_none()
-                && held.is_empty()
-                && row.columns().iter().all(|c| c.type_().is_known())
-            {
-                plan = Some(T::check(row.columns()));
-            }
-            match &plan {
-                Some(Ok(columns)) => match T::decode(&row, columns) {
-                    Ok(value) => out.push(value),
-                    Err(e) => failed = Some(e),
-                },
-                Some(Err(_)) => {}
-                None => held.push(row),
-            }
-        });
-        let ran = observe::traced(
-            "query",
-            Some(self.shared()),
-            sql_of(&st),
-            |r| r.affected,
-            run,
-        )
-        .await?;
+        let ran = self
+            .run_traced(statement, &params, |row| {
+                if failed.is_some() {
+                    return;
+                }
+                if plan.is_none()
+                    && held.is_empty()
+                    && row.columns().iter().all(|c| c.type_().is_known())
+                {
+                    plan = Some(T::check(row.columns()));
+                }
+                match &plan {
+                    Some(Ok(columns)) => match T::decode(&row, columns) {
+                        Ok(value) => out.push(value),
+                        Err(e) => failed = Some(e),
+                    },
+                    Some(Err(_)) => {}
+                    None => held.push(row),
+                }
+            })
+            .await?;
         match (plan, failed) {
             (Some(Err(e)), _) | (_, Some(e)) => return Err(e),
             (Some(Ok(_)), None) => return Ok(out),
@@ -500,21 +486,14 @@ impl Client {
         P: Params,
     {
         let (mut first, mut count) = (None, 0usize);
-        let st = statement.to_statement();
-        let run = self.run(st, &params, true, |row| {
-            count += 1;
-            if first.is_none() {
-                first = Some(row);
-            }
-        });
-        let ran = observe::traced(
-            "query",
-            Some(self.shared()),
-            sql_of(&st),
-            |r| r.affected,
-            run,
-        )
-        .await?;
+        let ran = self
+            .run_traced(statement, &params, |row| {
+                count += 1;
+                if first.is_none() {
+                    first = Some(row);
+                }
+            })
+            .await?;
         if let (Some(columns), Some(row)) = (ran.described, first.as_mut()) {
             row.set_columns(columns);
         }
@@ -577,6 +556,30 @@ impl Client {
     /// Named parameter types are looked up first; with `describe`, so are
     /// user-defined column types (after the response is read: the lookup
     /// runs on this same connection).
+    /// [`run`](Self::run) with describing on, under the `query` operation
+    /// span: what every row-returning query method runs.
+    async fn run_traced<S, P>(
+        &self,
+        statement: &S,
+        params: &P,
+        on_row: impl FnMut(Row),
+    ) -> Result<Ran, Error>
+    where
+        S: ToStatement + ?Sized,
+        P: Params + ?Sized,
+    {
+        let st = statement.to_statement();
+        let run = self.run(st, params, true, on_row);
+        observe::traced(
+            "query",
+            Some(self.shared()),
+            sql_of(&st),
+            |r| r.affected,
+            run,
+        )
+        .await
+    }
+
     async fn run<P: Params + ?Sized>(
         &self,
         statement: StatementRef<'_>,

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::{bounded, database};
 use pgpipe::SqlState;
-use pgpipe_testkit::{msg, AuthRole, FakeServer, Script};
+use pgpipe_testkit::{msg, AuthRole, FakeServer, Script, TestDatabase};
 
 /// What the server sends for one `execute` of the unnamed statement.
 fn executed(tag: &str) -> bytes::Bytes {
@@ -21,6 +21,15 @@ fn executed(tag: &str) -> bytes::Bytes {
         msg::no_data(),
         msg::command_complete(tag),
     ])
+}
+
+/// A client on `db` whose handles all coalesce.
+async fn connect_coalesced(db: &TestDatabase) -> pgpipe::Client {
+    let url = db.url(AuthRole::Trust);
+    let sep = if url.contains('?') { '&' } else { '?' };
+    pgpipe::connect(&format!("{url}{sep}coalesce_sync=on"))
+        .await
+        .unwrap()
 }
 
 /// Two statements joined in one task on a one-thread runtime are both
@@ -177,11 +186,7 @@ enum Ask {
 #[tokio::test(flavor = "current_thread")]
 async fn a_thousand_tasks_with_failures_each_get_their_own_answer() {
     let db = database("coalesce_many");
-    let url = db.url(AuthRole::Trust);
-    let sep = if url.contains('?') { '&' } else { '?' };
-    let client = pgpipe::connect(&format!("{url}{sep}coalesce_sync=on"))
-        .await
-        .unwrap();
+    let client = connect_coalesced(&db).await;
     bounded(async {
         client
             .execute("CREATE TABLE t (id int PRIMARY KEY, v int)", ())
@@ -398,11 +403,7 @@ async fn neighbours_sent_again_never_run_inside_a_transaction_that_started_meanw
 #[tokio::test(flavor = "current_thread")]
 async fn a_failure_sends_at_most_a_group_of_32_again() {
     let db = database("coalesce_cap");
-    let url = db.url(AuthRole::Trust);
-    let sep = if url.contains('?') { '&' } else { '?' };
-    let client = pgpipe::connect(&format!("{url}{sep}coalesce_sync=on"))
-        .await
-        .unwrap();
+    let client = connect_coalesced(&db).await;
     bounded(async {
         let divide = client.prepare("SELECT 1000 / $1::int4").await.unwrap();
         let before = client.stats();
