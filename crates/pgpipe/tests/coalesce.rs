@@ -438,3 +438,48 @@ async fn a_failure_sends_at_most_a_group_of_32_again() {
     })
     .await;
 }
+
+/// A transaction that waits for a failed coalesced statement's error
+/// before it ends always gets it. Where the transaction takes the
+/// connection while the group is in flight, the members sent again wait
+/// behind it; the others' callers must then not be held until those have
+/// run (the driver holds a group's callers together only when its members
+/// go out at once). Which interleaving a round gets depends on scheduling:
+/// every round must end, with every answer right.
+#[tokio::test(flavor = "current_thread")]
+async fn a_failure_is_answered_while_its_neighbours_wait_behind_a_transaction() {
+    let db = database("coalesce_tx_wait");
+    let client = connect_coalesced(&db).await;
+    bounded(async {
+        let divide = client.prepare("SELECT 10 / $1::int4").await.unwrap();
+        for round in 0..10 {
+            let (failed_tx, failed_rx) = tokio::sync::oneshot::channel::<()>();
+            let neighbour = |d: i32| client.query_one(&divide, (d,));
+            let failing = async {
+                let result = client.query_one(&divide, (0i32,)).await;
+                let _ = failed_tx.send(());
+                result
+            };
+            let tx = async {
+                let tx = client.transaction().await?;
+                tx.execute("SELECT 1", ()).await?;
+                // Ends only once the failed statement has its answer.
+                let _ = failed_rx.await;
+                tx.rollback().await
+            };
+            let (a, b, failed, c, tx) =
+                tokio::join!(neighbour(1), neighbour(2), failing, neighbour(5), tx);
+            tx.unwrap();
+            let err = failed.unwrap_err();
+            assert_eq!(
+                err.code(),
+                Some(&SqlState::DIVISION_BY_ZERO),
+                "round {round}: {err}"
+            );
+            for (got, want) in [(a, 10), (b, 5), (c, 2)] {
+                assert_eq!(got.unwrap().get::<i32, _>(0), want, "round {round}");
+            }
+        }
+    })
+    .await;
+}

@@ -284,10 +284,9 @@ impl Settled {
     /// periodically would then keep failing at the same end of the group
     /// (at the back, every neighbour before it runs twice).
     pub(crate) fn hold_together(&self) {
-        if self.again.is_empty() && self.rejoin.is_empty() {
-            return;
+        if !self.in_order.is_empty() {
+            Hold::start(self.in_order.iter());
         }
-        Hold::start(self.in_order.iter());
     }
 
     /// Hands each answered member its part and a ReadyForQuery of its own

@@ -286,11 +286,16 @@ impl Connection {
                 self.shared
                     .group_size
                     .record(settled.delivered() + resent, resent > 0);
-                settled.hold_together();
-                self.shared.send_again(
+                let sent_now = self.shared.send_again(
                     std::mem::take(&mut settled.again),
                     std::mem::take(&mut settled.rejoin),
                 );
+                // Before any member can have its answer: those sent again
+                // only get theirs after this driver reads on, the others
+                // in `hand_over`.
+                if sent_now {
+                    settled.hold_together();
+                }
                 settled.hand_over(slot.is_timed().then(|| slot.stamps()));
                 return Ok(());
             }

@@ -728,14 +728,16 @@ impl Shared {
 
     /// Driver side: queues the members of a coalesced group that must run
     /// again, each on its own Sync (see [`coalesce::settle`]); fails them
-    /// if the connection is closing.
+    /// if the connection is closing. Returns whether they go out now: not
+    /// when they fail or wait behind a session (then nobody may be held
+    /// for them: a session's end can depend on anyone).
     pub(crate) fn send_again(
         &self,
         mut again: Vec<(Arc<Slot>, bytes::Bytes)>,
         rejoin: Vec<(Arc<Slot>, bytes::Bytes)>,
-    ) {
+    ) -> bool {
         if again.is_empty() && rejoin.is_empty() {
-            return;
+            return false;
         }
         let mut q = self.lock();
         if let Some(reason) = q.closed.clone() {
@@ -746,7 +748,7 @@ impl Shared {
                 slot.fail(ErrorKind::Closed, &reason);
             }
             self.finished(n);
-            return;
+            return false;
         }
         let q = &mut *q;
         if let Some(held) = &mut q.reservation {
@@ -762,11 +764,12 @@ impl Shared {
             let mut slots = std::collections::VecDeque::new();
             coalesce::send_again(&mut parked, &mut held.deferred_buf, &mut slots, again);
             held.deferred_slots.extend(slots);
-            return;
+            return false;
         }
         coalesce::send_again(&mut q.group, &mut q.write_buf, &mut q.slots, again);
         let cap = self.group_size.cap();
         coalesce::rejoin(&mut q.group, &mut q.write_buf, &mut q.slots, rejoin, cap);
+        true
     }
 
     /// Writes bytes that belong to a request already in flight (CopyFail
