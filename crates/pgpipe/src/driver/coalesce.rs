@@ -74,12 +74,30 @@ impl Group {
 /// The group being built at the end of the write buffer (queue side).
 #[derive(Default)]
 pub(crate) struct Open {
-    /// The only member so far: its slot is the last one queued.
-    first: Option<Member>,
+    /// The only member so far: its slot (the last one queued) and where its
+    /// bytes start in the write buffer (they run to its end). Copied only
+    /// when a second member makes it a group.
+    first: Option<(Arc<Slot>, usize)>,
     /// From the second member on: the carrier, the last slot queued.
     carrier: Option<Arc<Slot>>,
     /// How many members it has.
     members: usize,
+    /// Where the members' bytes are kept to be sent again: each member's
+    /// is split off as it joins, so a group's share one allocation.
+    kept: BytesMut,
+}
+
+impl Open {
+    /// A copy of `bytes` (a member's), sharing `kept`'s allocation.
+    fn keep(&mut self, bytes: &[u8]) -> Bytes {
+        // Room for a full group of point selects in one allocation.
+        const CHUNK: usize = 4096;
+        if self.kept.capacity() < bytes.len() {
+            self.kept.reserve(bytes.len().max(CHUNK));
+        }
+        self.kept.extend_from_slice(bytes);
+        self.kept.split().freeze()
+    }
 }
 
 impl Open {
@@ -139,19 +157,28 @@ pub(crate) fn join(
     };
     open.members += 1;
     buf.truncate(buf.len() - SYNC.len());
-    let member = Member {
-        slot: slot.clone(),
-        bytes: Bytes::copy_from_slice(&buf[start..]),
-    };
-    if let Some(carrier) = &open.carrier {
+    if let Some(carrier) = open.carrier.clone() {
+        let member = Member {
+            slot: slot.clone(),
+            bytes: open.keep(&buf[start..]),
+        };
         if let Some(group) = carrier.group() {
             group.lock().push(member);
         }
-    } else if let Some(first) = open.first.take() {
-        // The first member's slot is the last queued (anything queued after
-        // it would have sealed the group): the carrier takes its place.
+    } else if let Some((first_slot, first_start)) = open.first.take() {
+        // The first member's slot is the last queued and its bytes run up
+        // to this one's (anything written after it would have sealed the
+        // group): the carrier takes its place.
         let last = slots.pop_back();
-        debug_assert!(last.is_some_and(|s| Arc::ptr_eq(&s, &first.slot)));
+        debug_assert!(last.is_some_and(|s| Arc::ptr_eq(&s, &first_slot)));
+        let first = Member {
+            slot: first_slot,
+            bytes: open.keep(&buf[first_start..start]),
+        };
+        let member = Member {
+            slot: slot.clone(),
+            bytes: open.keep(&buf[start..]),
+        };
         let carrier = Arc::new(Slot::carrier(Group {
             members: Mutex::new(vec![first, member]),
         }));
@@ -159,7 +186,7 @@ pub(crate) fn join(
         open.carrier = Some(carrier);
     } else {
         slots.push_back(slot.clone());
-        open.first = Some(member);
+        open.first = Some((slot.clone(), start));
     }
     true
 }
