@@ -439,47 +439,59 @@ async fn a_failure_sends_at_most_a_group_of_32_again() {
     .await;
 }
 
-/// A transaction that waits for a failed coalesced statement's error
-/// before it ends always gets it. Where the transaction takes the
-/// connection while the group is in flight, the members sent again wait
-/// behind it; the others' callers must then not be held until those have
-/// run (the driver holds a group's callers together only when its members
-/// go out at once). Which interleaving a round gets depends on scheduling:
-/// every round must end, with every answer right.
+/// Members sent again behind a transaction that took the connection while
+/// their group was in flight must not hold the other callers back: here
+/// the transaction waits for the failed statement's error before it ends,
+/// which would never come if that caller were held until the members
+/// behind the transaction had run. Each caller is its own task (callers
+/// joined in one task are polled together and would slip past a hold).
 #[tokio::test(flavor = "current_thread")]
 async fn a_failure_is_answered_while_its_neighbours_wait_behind_a_transaction() {
     let db = database("coalesce_tx_wait");
     let client = connect_coalesced(&db).await;
     bounded(async {
         let divide = client.prepare("SELECT 10 / $1::int4").await.unwrap();
+        let before = client.stats();
         for round in 0..10 {
             let (failed_tx, failed_rx) = tokio::sync::oneshot::channel::<()>();
-            let neighbour = |d: i32| client.query_one(&divide, (d,));
-            let failing = async {
-                let result = client.query_one(&divide, (0i32,)).await;
-                let _ = failed_tx.send(());
-                result
+            let ask = |d: i32| {
+                let (client, divide) = (client.clone(), divide.clone());
+                tokio::spawn(async move { client.query_one(&divide, (d,)).await })
             };
-            let tx = async {
-                let tx = client.transaction().await?;
-                tx.execute("SELECT 1", ()).await?;
-                // Ends only once the failed statement has its answer.
-                let _ = failed_rx.await;
-                tx.rollback().await
+            let (a, b) = (ask(1), ask(2));
+            let failing = {
+                let (client, divide) = (client.clone(), divide.clone());
+                tokio::spawn(async move {
+                    let result = client.query_one(&divide, (0i32,)).await;
+                    let _ = failed_tx.send(());
+                    result
+                })
             };
-            let (a, b, failed, c, tx) =
-                tokio::join!(neighbour(1), neighbour(2), failing, neighbour(5), tx);
-            tx.unwrap();
-            let err = failed.unwrap_err();
+            let c = ask(5);
+            // The four are queued as one group; the transaction takes the
+            // connection before its answer is in.
+            tokio::task::yield_now().await;
+            let tx = client.transaction().await.unwrap();
+            tx.execute("SELECT 1", ()).await.unwrap();
+            // Ends only once the failed statement has its answer.
+            failed_rx.await.unwrap();
+            tx.rollback().await.unwrap();
+            let err = failing.await.unwrap().unwrap_err();
             assert_eq!(
                 err.code(),
                 Some(&SqlState::DIVISION_BY_ZERO),
                 "round {round}: {err}"
             );
-            for (got, want) in [(a, 10), (b, 5), (c, 2)] {
-                assert_eq!(got.unwrap().get::<i32, _>(0), want, "round {round}");
+            for (task, want) in [(a, 10), (b, 5), (c, 2)] {
+                let got = task.await.unwrap().unwrap();
+                assert_eq!(got.get::<i32, _>(0), want, "round {round}");
             }
         }
+        let after = client.stats();
+        assert!(
+            after.coalesced_sent_again > before.coalesced_sent_again,
+            "no member was sent again: the test did not build a failing group"
+        );
     })
     .await;
 }
