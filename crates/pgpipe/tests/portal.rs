@@ -98,3 +98,30 @@ async fn prepared_statements_bind_portals_too() {
     })
     .await
 }
+
+#[tokio::test]
+async fn a_portal_over_copy_from_stdin_is_refused_as_text_and_prepared() {
+    bounded(async {
+        let db = database("portal_copy");
+        let client = connect(&db).await;
+        client
+            .batch_execute("CREATE TABLE t (id int)")
+            .await
+            .unwrap();
+        let stmt = client.prepare("COPY t FROM STDIN").await.unwrap();
+        client.batch_execute("BEGIN").await.unwrap();
+        let by_text = client.bind_portal("copy t from stdin", ()).await.err();
+        let by_statement = client.bind_portal(&stmt, ()).await.err();
+        for err in [by_text, by_statement] {
+            let err = err.expect("a portal over COPY FROM STDIN was opened");
+            assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
+            assert!(err.to_string().contains("copy_in"), "{err}");
+        }
+        // Nothing was sent: the transaction is still usable.
+        let mut portal = client.bind_portal("SELECT 1", ()).await.unwrap();
+        assert_eq!(portal.fetch(0).await.unwrap().len(), 1);
+        drop(portal);
+        client.batch_execute("ROLLBACK").await.unwrap();
+    })
+    .await
+}

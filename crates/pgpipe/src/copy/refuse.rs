@@ -44,7 +44,7 @@ pub(crate) fn refuse_copy_from_stdin(sql: &str) -> Result<(), Error> {
 /// Whether `sql` starts with the word COPY and has the words `FROM STDIN`
 /// outside parentheses, quotes and comments (so `COPY (SELECT ... FROM
 /// stdin) TO STDOUT` and `COPY t FROM 'stdin'` are not).
-fn is_copy_from_stdin(sql: &str) -> bool {
+pub(crate) fn is_copy_from_stdin(sql: &str) -> bool {
     let mut lexer = Lexer {
         s: sql.as_bytes(),
         i: 0,

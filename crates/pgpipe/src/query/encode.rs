@@ -203,7 +203,7 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
     let sql = match statement {
         StatementRef::Prepared(stmt) => {
             if stmt.copies_from_stdin() {
-                crate::copy::refuse_copy_from_stdin(stmt.sql())?;
+                return Err(crate::copy::copy_from_stdin_refused());
             }
             bind(enc, stmt.name(), params, Some(stmt.params()), buf)?;
             end(buf)?;

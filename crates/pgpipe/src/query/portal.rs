@@ -74,10 +74,13 @@ impl Client {
         if let StatementRef::Prepared(stmt) = statement {
             check_prepared(shared, stmt, &params)?;
         }
-        crate::copy::refuse_copy_from_stdin(match statement {
-            StatementRef::Sql(sql) => sql,
-            StatementRef::Prepared(stmt) => stmt.sql(),
-        })?;
+        match statement {
+            StatementRef::Sql(sql) => crate::copy::refuse_copy_from_stdin(sql)?,
+            StatementRef::Prepared(stmt) if stmt.copies_from_stdin() => {
+                return Err(crate::copy::copy_from_stdin_refused())
+            }
+            StatementRef::Prepared(_) => {}
+        }
         let name = shared.next_portal_name();
         let mut responses = shared
             .send(self.session(), Request::Statement, |enc, buf| {
