@@ -87,10 +87,22 @@ pub(crate) struct Open {
     kept: BytesMut,
 }
 
+
 impl Open {
+    fn is_open(&self) -> bool {
+        self.first.is_some() || self.carrier.is_some()
+    }
+
+    /// Ends the group; what is left of `kept` serves the next ones.
+    fn end(&mut self) {
+        self.first = None;
+        self.carrier = None;
+        self.members = 0;
+    }
+
     /// A copy of `bytes` (a member's), sharing `kept`'s allocation.
     fn keep(&mut self, bytes: &[u8]) -> Bytes {
-        // Room for a full group of point selects in one allocation.
+        // Room for groups of point selects in one allocation.
         const CHUNK: usize = 4096;
         if self.kept.capacity() < bytes.len() {
             self.kept.reserve(bytes.len().max(CHUNK));
@@ -100,18 +112,12 @@ impl Open {
     }
 }
 
-impl Open {
-    fn is_open(&self) -> bool {
-        self.first.is_some() || self.carrier.is_some()
-    }
-}
-
 /// Ends the group at the end of `buf` with its Sync, if one is open. Every
 /// write to the buffer that is not a joining member calls this first.
 pub(crate) fn seal(open: &mut Open, buf: &mut BytesMut) {
     if open.is_open() {
         buf.extend_from_slice(SYNC);
-        *open = Open::default();
+        open.end();
     }
 }
 
@@ -122,13 +128,13 @@ fn seal_at(open: &mut Open, buf: &mut BytesMut, at: usize) {
         let tail = buf.split_off(at);
         buf.extend_from_slice(SYNC);
         buf.unsplit(tail);
-        *open = Open::default();
+        open.end();
     }
 }
 
 /// Forgets the open group (the write buffer was discarded).
 pub(crate) fn reset(open: &mut Open) {
-    *open = Open::default();
+    open.end();
 }
 
 /// Called with a request just encoded at `buf[start..]` (ending in its own
