@@ -87,7 +87,6 @@ pub(crate) struct Open {
     kept: BytesMut,
 }
 
-
 impl Open {
     fn is_open(&self) -> bool {
         self.first.is_some() || self.carrier.is_some()
