@@ -4,7 +4,9 @@
 //! passes JSON through unparsed).
 
 use bytes::BytesMut;
+use pgpipe_proto::frontend::ParamWriter;
 use pgpipe_proto::put::PutInline;
+use pgpipe_proto::EncodeError;
 
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
@@ -56,6 +58,15 @@ impl Encode for str {
         buf.put_slice_inline(self.as_bytes());
         Ok(IsNull::No)
     }
+    #[inline]
+    fn write_to(&self, ty: &Type, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
+        // Text (the usual case) is the string's bytes as they are: its
+        // length is known, so no placeholder to patch.
+        if crate::json::is_jsonb(ty) {
+            return writer.write(|buf| self.encode(ty, buf));
+        }
+        writer.write_bytes(self.as_bytes())
+    }
 }
 
 impl Encode for String {
@@ -74,6 +85,10 @@ impl Encode for String {
     #[inline]
     fn encode(&self, ty: &Type, buf: &mut BytesMut) -> Result<IsNull, BoxError> {
         self.as_str().encode(ty, buf)
+    }
+    #[inline]
+    fn write_to(&self, ty: &Type, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {
+        self.as_str().write_to(ty, writer)
     }
 }
 
@@ -114,6 +129,21 @@ impl<'a> Decode<'a> for Box<str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_string_field_is_its_length_and_bytes_and_jsonb_gets_its_version() {
+        let field = |value: &dyn Encode, ty: &Type| {
+            let mut buf = BytesMut::new();
+            let mut w = ParamWriter::copy_tuple(&mut buf);
+            value.write_to(ty, &mut w).unwrap();
+            buf.to_vec()
+        };
+        let owned = String::from("héllo");
+        assert_eq!(field(&"héllo", &Type::TEXT), b"\0\0\0\x06h\xc3\xa9llo");
+        assert_eq!(field(&owned, &Type::VARCHAR), field(&"héllo", &Type::TEXT));
+        assert_eq!(field(&"", &Type::TEXT), b"\0\0\0\0");
+        assert_eq!(field(&"{}", &Type::JSONB), b"\0\0\0\x03\x01{}");
+    }
 
     #[test]
     fn borrowed_decode_does_not_copy() {

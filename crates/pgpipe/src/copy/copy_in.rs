@@ -18,11 +18,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use pgpipe_proto::backend::{tag, CommandComplete, Message};
 use pgpipe_proto::frontend;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use super::framed::Framed;
 use crate::driver::{Request, Responses, SessionId, Shared, NO_SESSION};
 use crate::error::ErrorKind;
 use crate::observe::Op;
@@ -90,12 +91,16 @@ pub struct CopyIn {
     /// The reservation this COPY made and must end; `None` inside a
     /// transaction (whose session it runs on).
     own_session: Option<SessionId>,
-    /// Data not yet framed into CopyData messages.
-    pending: BytesMut,
+    /// Data not yet handed to the connection.
+    pending: Framed,
     state: State,
-    /// Largest CopyData payload: the chunk size, or less if the encoder's
-    /// message limit is lower.
+    /// Data is handed over once this much is gathered: the chunk size, or
+    /// less if the encoder's message limit is lower.
     chunk: usize,
+    /// Largest CopyData payload sent whole: a chunk plus the row that
+    /// crossed its end, within the encoder's message limit. More (a row
+    /// larger than a chunk) is split into messages of one chunk.
+    max_whole: usize,
     bytes_sent: u64,
     /// The row count of the finished COPY (for the `Sink` form).
     rows: Option<u64>,
@@ -149,16 +154,17 @@ impl CopyIn {
             .await?;
         release.session = None;
         drop(release);
-        let chunk = COPY_CHUNK
-            .min(shared.encoder.max_message_len().saturating_sub(4))
-            .max(1);
+        let max_data = shared.encoder.max_message_len().saturating_sub(4);
+        let chunk = COPY_CHUNK.min(max_data).max(1);
+        let max_whole = (2 * COPY_CHUNK).min(max_data).max(1);
         let mut writer = CopyIn {
             shared,
             responses,
             own_session,
-            pending: BytesMut::new(),
+            pending: Framed::new(),
             state: State::Open,
             chunk,
+            max_whole,
             bytes_sent: 0,
             rows: None,
             end_rows: 0,
@@ -222,7 +228,7 @@ impl CopyIn {
     /// buffered) unless the writer is dropped too.
     pub async fn send(&mut self, data: impl AsRef<[u8]>) -> Result<(), Error> {
         self.check_open()?;
-        self.pending.extend_from_slice(data.as_ref());
+        self.pending.append().extend_from_slice(data.as_ref());
         poll_fn(|cx| self.poll_drain(cx, false)).await
     }
 
@@ -231,9 +237,9 @@ impl CopyIn {
         self.check_open()?;
         let mut total = 0u64;
         loop {
-            self.pending.reserve(self.chunk);
+            self.pending.append().reserve(self.chunk);
             let n = reader
-                .read_buf(&mut self.pending)
+                .read_buf(self.pending.append())
                 .await
                 .map_err(|e| Error::io("reading the data to copy", e))?;
             if n == 0 {
@@ -342,7 +348,7 @@ impl CopyIn {
         if let Err(e) = self.poll_server(cx) {
             return Poll::Ready(Err(e));
         }
-        while self.pending.len() >= self.chunk || (all && !self.pending.is_empty()) {
+        while self.pending.data_len() >= self.chunk || (all && self.pending.data_len() > 0) {
             match self.shared.poll_write_room(cx, WRITE_AHEAD) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Err(e)) => {
@@ -351,12 +357,21 @@ impl CopyIn {
                 }
                 Poll::Ready(Ok(())) => {}
             }
-            let n = self.pending.len().min(self.chunk);
-            let piece = &self.pending[..n];
-            self.shared
-                .send_unrouted(|enc, buf| enc.copy_data(piece, buf).map_err(encode_error))?;
-            self.pending.advance(n);
-            self.bytes_sent += n as u64;
+            let n = self.pending.data_len();
+            if n <= self.max_whole {
+                // The usual case: everything gathered is one message, and
+                // its buffer is handed over as it is.
+                self.shared.send_message(self.pending.frame_all())?;
+                self.pending.reset();
+                self.bytes_sent += n as u64;
+            } else {
+                // A row larger than a chunk: one chunk per message.
+                let piece = self.pending.data(self.chunk);
+                self.shared
+                    .send_unrouted(|enc, buf| enc.copy_data(piece, buf).map_err(encode_error))?;
+                self.pending.consume(self.chunk);
+                self.bytes_sent += self.chunk as u64;
+            }
         }
         Poll::Ready(Ok(()))
     }
@@ -488,7 +503,7 @@ impl futures_sink::Sink<Bytes> for CopyIn {
     fn start_send(self: Pin<&mut Self>, item: Bytes) -> Result<(), Error> {
         let this = self.get_mut();
         this.check_open()?;
-        this.pending.extend_from_slice(&item);
+        this.pending.append().extend_from_slice(&item);
         Ok(())
     }
 
@@ -512,7 +527,7 @@ impl CopyIn {
 
     /// Data queued here but not yet handed to the connection.
     pub(crate) fn pending_mut(&mut self) -> &mut BytesMut {
-        &mut self.pending
+        self.pending.append()
     }
 
     /// Hands full chunks of the pending data to the connection, waiting for
@@ -524,7 +539,7 @@ impl CopyIn {
     /// Whether a full chunk is pending (worth a [`drain`](Self::drain)).
     #[inline]
     pub(crate) fn chunk_full(&self) -> bool {
-        self.pending.len() >= self.chunk
+        self.pending.data_len() >= self.chunk
     }
 
     #[inline]

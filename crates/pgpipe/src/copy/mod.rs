@@ -6,6 +6,7 @@
 mod client_api;
 mod copy_in;
 mod copy_out;
+mod framed;
 mod refuse;
 mod sql;
 mod to_row;

@@ -801,6 +801,37 @@ impl Shared {
         Ok(())
     }
 
+    /// Queues one complete message that belongs to a request already in
+    /// flight (a COPY's CopyData), leaving `message` empty. When nothing
+    /// else is queued the buffer itself becomes the write buffer (the
+    /// caller gets the old, empty one with its capacity): a 64 KiB chunk of
+    /// COPY data goes to the socket without being copied here.
+    pub(crate) fn send_message(&self, message: &mut BytesMut) -> Result<(), Error> {
+        let waker = {
+            let mut q = self.lock();
+            if let Some(reason) = &q.closed {
+                return Err(Error::closed().context(reason));
+            }
+            q.seal_group();
+            let was_empty = q.write_buf.is_empty();
+            if was_empty {
+                std::mem::swap(&mut q.write_buf, message);
+            } else {
+                q.write_buf.extend_from_slice(message);
+            }
+            message.clear();
+            if was_empty {
+                q.driver_waker.take()
+            } else {
+                None
+            }
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+        Ok(())
+    }
+
     /// Refuses a COPY FROM STDIN started through a query method: the server
     /// would otherwise wait for data forever.
     pub(crate) fn refuse_copy_in(&self) {
