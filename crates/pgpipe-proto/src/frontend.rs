@@ -139,9 +139,19 @@ impl ParamWriter<'_> {
             Err(source) => return Err(self.parameter_failed(source)),
         };
         self.check_room(4 + N)?;
-        self.buf.reserve(4 + N);
-        self.buf.put_i32_inline(N as i32);
-        self.buf.extend_from_slice(&bytes);
+        if N <= 12 {
+            // One append of prefix and value (a constant length, so a few
+            // stores): each append re-reads and re-writes the buffer's
+            // length, and a row of fixed-size values is a chain of them.
+            let mut field = [0u8; 16];
+            field[..4].copy_from_slice(&(N as i32).to_be_bytes());
+            field[4..4 + N].copy_from_slice(&bytes);
+            self.buf.extend_from_slice(&field[..4 + N]);
+        } else {
+            self.buf.reserve(4 + N);
+            self.buf.put_i32_inline(N as i32);
+            self.buf.extend_from_slice(&bytes);
+        }
         self.written += 1;
         Ok(())
     }

@@ -45,6 +45,7 @@ mod civil;
 mod date;
 pub(crate) mod infinity;
 mod interval;
+mod system_time_parts;
 mod time_of_day;
 mod timestamp;
 #[cfg(feature = "chrono")]

@@ -10,6 +10,7 @@ use super::civil::{
 };
 use super::infinity::sealed::{Finite, FiniteDecode};
 use super::infinity::{finite_codec, TIMESTAMPTZ_OID, TIMESTAMP_OID};
+use super::system_time_parts::unix_parts;
 use super::{Date, Time};
 use crate::{BoxError, Oid, Type};
 
@@ -328,13 +329,9 @@ const FAST_MAX_UNIX_SECS: u64 = (MAX_MICROS / 1_000_000 - 1 + UNIX_TO_PG_USECS /
 /// `SystemTime` as microseconds since 2000-01-01 UTC, sub-microsecond
 /// digits dropped (rounded towards the past).
 fn system_time_micros(t: &SystemTime) -> i128 {
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(after) => after.as_micros() as i128 - UNIX_TO_PG_USECS as i128,
-        Err(e) => {
-            let before = e.duration().as_nanos() as i128;
-            -((before + 999) / 1000) - UNIX_TO_PG_USECS as i128
-        }
-    }
+    let (secs, nanos) = unix_parts(t);
+    // Nanoseconds are never negative, so dividing rounds towards the past.
+    secs as i128 * 1_000_000 + (nanos / 1000) as i128 - UNIX_TO_PG_USECS as i128
 }
 
 /// Fails for a time outside PostgreSQL's range; sub-microsecond digits are
@@ -373,11 +370,10 @@ impl Finite for SystemTime {
     fn to_wire(&self) -> Result<i64, BoxError> {
         // The common case (after 1970, well inside the range) in i64
         // arithmetic: bulk loads encode one of these per row.
-        if let Ok(after) = self.duration_since(UNIX_EPOCH) {
-            if after.as_secs() <= FAST_MAX_UNIX_SECS {
-                let pg_secs = after.as_secs() as i64 - UNIX_TO_PG_USECS / 1_000_000;
-                return Ok(pg_secs * 1_000_000 + i64::from(after.subsec_micros()));
-            }
+        let (secs, nanos) = unix_parts(self);
+        if (0..=FAST_MAX_UNIX_SECS as i64).contains(&secs) {
+            let pg_secs = secs - UNIX_TO_PG_USECS / 1_000_000;
+            return Ok(pg_secs * 1_000_000 + i64::from(nanos / 1000));
         }
         Ok(check_timestamp_range(
             system_time_micros(self),

@@ -37,7 +37,12 @@ pub(crate) const COPY_CHUNK: usize = 64 * 1024;
 
 /// The most bytes a writer queues in the connection's write buffer ahead
 /// of the socket; beyond it, writing waits for the driver (backpressure).
-const WRITE_AHEAD: usize = 256 * 1024;
+/// Zero: the writer hands a message over only into an empty write buffer,
+/// which is then a buffer swap rather than a copy, while the next message
+/// is gathered as the driver writes this one (double buffering). Measured
+/// against 256 KiB of write-ahead: a few percent less client CPU per row
+/// and no loss of throughput, since the server is the bottleneck.
+const WRITE_AHEAD: usize = 0;
 
 /// How the request ends: with CopyDone (commit the data) or CopyFail.
 enum End<'a> {
