@@ -865,7 +865,10 @@ impl Client {
     /// separated by `;` are allowed, no parameters, every value comes back
     /// as text. Execution stops at the first failing statement; unless the
     /// text has explicit transaction control, the statements run in one
-    /// implicit transaction.
+    /// implicit transaction. A `COPY ... FROM STDIN` in any of the
+    /// statements is refused before anything is sent (use
+    /// [`Client::copy_in`]): requests pipelined behind it would otherwise
+    /// be read by the server as COPY data.
     ///
     /// ```no_run
     /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
@@ -881,6 +884,12 @@ impl Client {
     /// Cancel safe (see [`Client`]).
     pub async fn simple_query(&self, sql: &str) -> Result<Vec<SimpleQueryMessage>, Error> {
         let run = async {
+            // Refused before anything is sent: once in copy-in mode the
+            // server would read the requests pipelined behind this one as
+            // COPY data and drop the connection.
+            if crate::copy::any_copy_from_stdin(sql) {
+                return Err(crate::copy::copy_from_stdin_refused());
+            }
             self.flush_begin().await?;
             let mut responses = self
                 .shared()

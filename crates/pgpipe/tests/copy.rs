@@ -537,6 +537,43 @@ async fn copy_from_stdin_through_a_query_method_is_refused_without_disturbing_th
     .await;
 }
 
+/// A `COPY ... FROM STDIN` given to `batch_execute` with requests
+/// pipelined behind it is refused before it is sent: in copy-in mode the
+/// server would read those requests as COPY data and drop the connection
+/// ("protocol synchronization was lost"), failing every one of them.
+#[tokio::test]
+async fn a_simple_query_copy_from_stdin_is_refused_before_it_reaches_the_pipeline() {
+    let db = database("copy_refused_deep");
+    bounded(async {
+        let client = connect(&db).await;
+        setup(&client).await;
+        // Cached, so each select below is queued at once, behind the COPY.
+        client.query_one("SELECT $1::int8", (0i64,)).await.unwrap();
+        for round in 0..5i64 {
+            let c = client.clone();
+            let copy = tokio::spawn(async move { c.batch_execute("COPY t FROM STDIN").await });
+            let behind: Vec<_> = (0..40i64)
+                .map(|k| {
+                    let c = client.clone();
+                    tokio::spawn(async move {
+                        c.query_one("SELECT $1::int8", (round * 100 + k,))
+                            .await
+                            .map(|row| row.get::<i64, _>(0))
+                    })
+                })
+                .collect();
+            let e = copy.await.unwrap().unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+            assert!(e.to_string().contains("copy_in"), "{e}");
+            for (k, select) in (0i64..).zip(behind) {
+                assert_eq!(select.await.unwrap().unwrap(), round * 100 + k);
+            }
+        }
+        assert_eq!(count(&client).await, 0);
+    })
+    .await;
+}
+
 /// A COPY OUT dropped half-read while it is alone on the connection is
 /// cancelled: the server stops producing rows (a sequence the query
 /// advances per row shows how far it got), the next query on the same

@@ -350,8 +350,13 @@ async fn copy_from_stdin_through_a_query_method_fails_instead_of_hanging() {
             .batch_execute("CREATE TABLE c (a int)")
             .await
             .unwrap();
-        let err = client.batch_execute("COPY c FROM STDIN").await.unwrap_err();
-        assert!(err.is_db(), "{err}");
+        // Refused before it is sent (in any statement of the text), with
+        // an error naming the method to use.
+        for sql in ["COPY c FROM STDIN", "SELECT 1; copy c (a) from stdin;"] {
+            let err = client.batch_execute(sql).await.unwrap_err();
+            assert_eq!(err.kind(), pgpipe::ErrorKind::Unsupported, "{err}");
+            assert!(err.to_string().contains("copy_in"), "{err}");
+        }
         assert_eq!(
             client
                 .query_one("SELECT 7::int4", ())

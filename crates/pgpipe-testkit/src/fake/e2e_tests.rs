@@ -84,3 +84,36 @@ async fn a_server_signature_for_another_password_is_refused() {
     let err = login(&server).await.unwrap_err();
     assert!(err.to_string().contains("signature"), "{err}");
 }
+
+/// `ExpectNothingFor` passes over a silent client and fails, naming the
+/// message, when one arrives within the window.
+#[tokio::test]
+async fn expect_nothing_for_fails_only_when_a_message_arrives() {
+    use tokio::io::AsyncWriteExt;
+
+    let quiet = Script::new().expect_nothing_for(Duration::from_millis(100));
+    let server = FakeServer::start(quiet).await.unwrap();
+    let silent = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
+    server.finish().await.unwrap();
+    drop(silent);
+
+    let quiet = Script::new().expect_nothing_for(Duration::from_secs(60));
+    let server = FakeServer::start(quiet).await.unwrap();
+    let mut talker = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
+    // A StartupMessage: length, protocol 3.0, "user" "x", terminator.
+    let mut startup = Vec::new();
+    startup.extend_from_slice(&16i32.to_be_bytes());
+    startup.extend_from_slice(&196_608i32.to_be_bytes());
+    startup.extend_from_slice(b"user\0x\0\0");
+    talker.write_all(&startup).await.unwrap();
+    let err = tokio::time::timeout(Duration::from_secs(30), server.finish())
+        .await
+        .expect("the message went unnoticed for 30 s")
+        .unwrap_err();
+    match err.kind {
+        crate::fake::FakeErrorKind::Mismatch {
+            got: Some((0, _)), ..
+        } => {}
+        other => panic!("expected a mismatch naming the StartupMessage, got {other:?}"),
+    }
+}

@@ -376,6 +376,11 @@ impl Player {
                 tokio::time::sleep(d).await;
                 Ok(())
             }
+            Step::ExpectNothingFor(d) => match tokio::time::timeout(d, self.next()).await {
+                Err(_) => Ok(()),
+                Ok(Err(e)) => Err(e),
+                Ok(Ok(got)) => Err(mismatch(format!("no message for {d:?}"), got)),
+            },
             Step::Close => {
                 if let Some(mut stream) = self.stream.take() {
                     let _ = stream.shutdown().await;

@@ -26,6 +26,9 @@ pub enum Step {
     Respond(Responder),
     /// Does nothing for a while (keeps the connection open).
     Sleep(Duration),
+    /// Waits this long and fails if a frontend message arrives meanwhile
+    /// (or had arrived unconsumed): proves the client holds something back.
+    ExpectNothingFor(Duration),
     /// Closes the socket (FIN); later steps that need it fail.
     Close,
     /// Expects the client to close, optionally after Terminate (`X`).
@@ -49,6 +52,7 @@ impl fmt::Debug for Step {
             Step::Send(b) => write!(f, "Send({} bytes)", b.len()),
             Step::Respond(_) => write!(f, "Respond(..)"),
             Step::Sleep(d) => write!(f, "Sleep({d:?})"),
+            Step::ExpectNothingFor(d) => write!(f, "ExpectNothingFor({d:?})"),
             Step::Close => write!(f, "Close"),
             Step::ExpectEof => write!(f, "ExpectEof"),
             Step::ExpectSslRequest => write!(f, "ExpectSslRequest"),
@@ -115,6 +119,11 @@ impl Script {
     /// Appends [`Step::Sleep`].
     pub fn sleep(self, duration: Duration) -> Script {
         self.step(Step::Sleep(duration))
+    }
+
+    /// Appends [`Step::ExpectNothingFor`].
+    pub fn expect_nothing_for(self, duration: Duration) -> Script {
+        self.step(Step::ExpectNothingFor(duration))
     }
 
     /// Appends [`Step::Close`].

@@ -20,6 +20,7 @@ pub use typed::{BinaryCopyWriter, CopyOutRows};
 pub use upsert::{OnConflict, UpsertCounts};
 
 pub(crate) use refuse::{
-    copy_from_stdin_refused, copy_in_reached_the_server, is_copy_from_stdin, refuse_copy_from_stdin,
+    any_copy_from_stdin, copy_from_stdin_refused, copy_in_reached_the_server, is_copy_from_stdin,
+    refuse_copy_from_stdin,
 };
 pub(crate) use sql::quote_ident;

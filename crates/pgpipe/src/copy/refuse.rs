@@ -43,25 +43,50 @@ pub(crate) fn refuse_copy_from_stdin(sql: &str) -> Result<(), Error> {
 
 /// Whether `sql` starts with the word COPY and has the words `FROM STDIN`
 /// outside parentheses, quotes and comments (so `COPY (SELECT ... FROM
-/// stdin) TO STDOUT` and `COPY t FROM 'stdin'` are not).
+/// stdin) TO STDOUT` and `COPY t FROM 'stdin'` are not). Only its first
+/// statement counts: the extended protocol takes one.
 pub(crate) fn is_copy_from_stdin(sql: &str) -> bool {
     let mut lexer = Lexer {
         s: sql.as_bytes(),
         i: 0,
     };
-    match lexer.next_token() {
-        Some(Token::Word(w)) if w.eq_ignore_ascii_case(b"copy") => {}
-        _ => return false,
+    next_statement_copies_from_stdin(&mut lexer) == Some(true)
+}
+
+/// Whether any statement of `sql` (a simple query may hold several,
+/// separated by semicolons) is a `COPY ... FROM STDIN`.
+pub(crate) fn any_copy_from_stdin(sql: &str) -> bool {
+    let mut lexer = Lexer {
+        s: sql.as_bytes(),
+        i: 0,
+    };
+    while let Some(copies) = next_statement_copies_from_stdin(&mut lexer) {
+        if copies {
+            return true;
+        }
     }
+    false
+}
+
+/// Reads one statement, up to a semicolon outside parentheses or the end:
+/// whether it is a `COPY ... FROM STDIN`; `None` once nothing is left.
+fn next_statement_copies_from_stdin(lexer: &mut Lexer<'_>) -> Option<bool> {
+    let is_copy = match lexer.next_token()? {
+        Token::Semicolon => return Some(false),
+        Token::Word(w) => w.eq_ignore_ascii_case(b"copy"),
+        _ => false,
+    };
+    let mut found = false;
     let mut depth = 0usize;
     let mut after_from = false;
     while let Some(token) = lexer.next_token() {
         match token {
+            Token::Semicolon if depth == 0 => break,
             Token::Open => depth += 1,
             Token::Close => depth = depth.saturating_sub(1),
             Token::Word(w) if depth == 0 => {
-                if after_from && w.eq_ignore_ascii_case(b"stdin") {
-                    return true;
+                if is_copy && after_from && w.eq_ignore_ascii_case(b"stdin") {
+                    found = true;
                 }
                 after_from = w.eq_ignore_ascii_case(b"from");
                 continue;
@@ -70,13 +95,14 @@ pub(crate) fn is_copy_from_stdin(sql: &str) -> bool {
         }
         after_from = false;
     }
-    false
+    Some(found)
 }
 
 enum Token<'a> {
     Word(&'a [u8]),
     Open,
     Close,
+    Semicolon,
     Other,
 }
 
@@ -114,6 +140,10 @@ impl<'a> Lexer<'a> {
             b')' => {
                 self.i += 1;
                 Token::Close
+            }
+            b';' => {
+                self.i += 1;
+                Token::Semicolon
             }
             b'\'' => {
                 // E'...' strings are caught by the word branch first.
@@ -213,7 +243,7 @@ impl<'a> Lexer<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_copy_from_stdin;
+    use super::{any_copy_from_stdin, is_copy_from_stdin};
 
     #[test]
     fn copy_from_stdin_is_recognised() {
@@ -248,5 +278,33 @@ mod tests {
         ] {
             assert!(!is_copy_from_stdin(sql), "{sql}");
         }
+    }
+
+    #[test]
+    fn any_statement_of_a_simple_query_counts() {
+        for sql in [
+            "COPY t FROM STDIN",
+            "SELECT 1; COPY t FROM STDIN",
+            "BEGIN;\nTRUNCATE t;\ncopy t from stdin with (format csv);\nCOMMIT",
+            "SELECT ';'; COPY t FROM STDIN",
+            "SELECT $$ ; $$;COPY t FROM STDIN",
+            ";;COPY t FROM STDIN",
+        ] {
+            assert!(any_copy_from_stdin(sql), "{sql}");
+        }
+        for sql in [
+            "SELECT 1; SELECT 2",
+            "SELECT 1; COPY t TO STDOUT",
+            "SELECT 'x; COPY t FROM STDIN'",
+            "SELECT 1 -- ; COPY t FROM STDIN",
+            "SELECT 1 FROM stdin; COPY t FROM '/x'",
+            "SELECT $$;COPY t FROM STDIN$$",
+            "",
+            ";",
+        ] {
+            assert!(!any_copy_from_stdin(sql), "{sql}");
+        }
+        // The first statement alone decides for the extended protocol.
+        assert!(!is_copy_from_stdin("SELECT 1; COPY t FROM STDIN"));
     }
 }

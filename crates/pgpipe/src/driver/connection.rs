@@ -37,6 +37,13 @@ pub(crate) const READ_CHUNK: usize = 64 * 1024;
 /// [`Connection::max_buffered`]).
 pub(crate) const DEFAULT_MAX_BUFFERED: usize = 1 << 20;
 
+/// Requests in flight from which new requests gather in the write buffer
+/// instead of going out one write each (see [`Connection::gathers`]).
+const GATHER_DEPTH: usize = 16;
+
+/// The most bytes gathered before they are written anyway.
+const GATHER_BYTES: usize = 16 * 1024;
+
 /// How long to wait for the server to hang up after Terminate.
 const TERMINATE_GRACE: Duration = Duration::from_secs(5);
 
@@ -66,6 +73,9 @@ pub struct Connection {
     /// The clock reading of the current read, taken on first need: every
     /// timed answer completed by one read shares it (see [`Slot::is_timed`]).
     read_at: Option<Instant>,
+    /// The last read found the socket drained (it returned less than it
+    /// asked for, or nothing): the server, not this driver, is behind.
+    caught_up: bool,
 }
 
 impl Connection {
@@ -96,6 +106,7 @@ impl Connection {
             max_buffered: DEFAULT_MAX_BUFFERED,
             paused_on: None,
             read_at: None,
+            caught_up: true,
         }
     }
 
@@ -109,13 +120,14 @@ impl Connection {
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => q.driver_waker = Some(cx.waker().clone()),
         }
-        if self.out.is_empty() && !q.write_buf.is_empty() && !q.write_gate {
+        if self.out.is_empty() && !q.write_buf.is_empty() && !q.write_gate && !self.gathers(&q) {
             // What we take now is written in one go: a coalesced group
             // ends here.
             q.seal_group();
             // Swap rather than copy: the callers get our empty buffer (with its
             // capacity) and we write theirs.
             std::mem::swap(&mut self.out, &mut q.write_buf);
+            q.flush_now = false;
             let first_new = self.in_flight.len();
             self.in_flight.extend(q.slots.drain(..));
             stamp_written(self.in_flight.range(first_new..));
@@ -125,6 +137,30 @@ impl Connection {
             }
         }
         Ok(q.terminating)
+    }
+
+    /// Whether the queued requests wait for company instead of being
+    /// written now. Under a deep pipeline each answer wakes one caller,
+    /// whose next request would otherwise be one write (one `send`, and on
+    /// loopback the server's side of TCP too) per statement: most of a
+    /// per-statement client's CPU. They gather while at least
+    /// [`GATHER_DEPTH`] requests are in flight and the socket is drained,
+    /// and go out as soon as fewer are in flight (checked after every
+    /// read). That costs no latency: the server runs requests in order,
+    /// so a new one could not start before those in flight anyway, and
+    /// when it is written at least `GATHER_DEPTH - 1` of them are still
+    /// ahead of it. It cannot deadlock: what is in flight completes
+    /// without any later write, except for what `flush_now` marks (COPY
+    /// data, CopyFail, Terminate, a session's end), and a session's own
+    /// statements are never held. Not when the driver is behind (its last
+    /// read filled the chunk): the server may then be idle, waiting.
+    fn gathers(&self, q: &crate::driver::shared::Queue) -> bool {
+        self.caught_up
+            && self.in_flight.len() >= GATHER_DEPTH
+            && q.write_buf.len() < GATHER_BYTES
+            && !q.flush_now
+            && !q.terminating
+            && !q.is_reserved()
     }
 
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Result<bool, Error> {
@@ -397,7 +433,9 @@ impl Connection {
                 }
                 self.paused_on = None;
             }
-            let read = match self.poll_read(cx)? {
+            let got = self.poll_read(cx)?;
+            self.caught_up = got.is_none_or(|n| n < READ_CHUNK);
+            let read = match got {
                 Some(0) => {
                     if terminating && self.out.is_empty() {
                         return Poll::Ready(Ok(()));

@@ -103,6 +103,12 @@ pub(crate) struct Queue {
     /// While set the driver sends nothing new: a cancel for the only
     /// request in flight is under way and must not hit a later one.
     pub(crate) write_gate: bool,
+    /// Something in the write buffer must reach the server now: bytes a
+    /// request in flight waits for (COPY data, CopyDone, CopyFail),
+    /// Terminate, or a session's end. The driver never lets such a buffer
+    /// gather (see `Connection::gathers`). Cleared when the driver takes
+    /// the buffer.
+    pub(crate) flush_now: bool,
     /// Lives under the same lock as the write buffer: a lookup and the
     /// request that relies on it are one atomic step.
     pub(crate) cache: StatementCache,
@@ -125,6 +131,12 @@ impl Queue {
     /// Ends a coalesced group open at the end of the write buffer.
     pub(crate) fn seal_group(&mut self) {
         coalesce::seal(&mut self.group, &mut self.write_buf);
+    }
+
+    /// Whether a session (transaction, COPY) has the connection: its
+    /// statements are never held back (see `Connection::gathers`).
+    pub(crate) fn is_reserved(&self) -> bool {
+        self.reservation.is_some()
     }
 }
 
@@ -255,6 +267,7 @@ impl Shared {
                 abort: None,
                 driver_waker: None,
                 write_gate: false,
+                flush_now: false,
                 cache: StatementCache::new(statement_cache_capacity),
                 reservation: None,
                 no_cache: StatementCache::new(0),
@@ -649,6 +662,7 @@ impl Shared {
             }
             q.write_buf.extend_from_slice(&held.deferred_buf);
             q.slots.extend(held.deferred_slots);
+            q.flush_now = true;
             let waker = if start == 0 && !q.write_buf.is_empty() {
                 q.driver_waker.take()
             } else {
@@ -677,6 +691,7 @@ impl Shared {
             let start = q.write_buf.len();
             q.write_buf.extend_from_slice(&held.deferred_buf);
             q.slots.extend(held.deferred_slots);
+            q.flush_now = true;
             if start == 0 && !q.write_buf.is_empty() {
                 q.driver_waker.take()
             } else {
@@ -789,6 +804,7 @@ impl Shared {
                 q.write_buf.truncate(start);
                 return Err(e);
             }
+            q.flush_now = true;
             if start == 0 {
                 q.driver_waker.take()
             } else {
@@ -820,6 +836,7 @@ impl Shared {
                 q.write_buf.extend_from_slice(message);
             }
             message.clear();
+            q.flush_now = true;
             if was_empty {
                 q.driver_waker.take()
             } else {
@@ -853,6 +870,7 @@ impl Shared {
             q.terminating = true;
             q.seal_group();
             frontend::terminate(&mut q.write_buf);
+            q.flush_now = true;
             q.driver_waker.take()
         };
         if let Some(w) = waker {

@@ -1,0 +1,154 @@
+//! Under a deep pipeline the driver lets new requests gather instead of
+//! writing each on its own, and writes them as soon as fewer than 16
+//! requests are in flight. The scripted fake server decides when answers
+//! go out, so it can show what the client holds back and when it lets go
+//! (a real server answers too fast to tell).
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use pgpipe_testkit::{msg, FakeServer, Script};
+
+const BOUND: Duration = Duration::from_secs(60);
+
+/// Callers, each sending two statements one after the other.
+const CALLERS: usize = 20;
+
+/// The driver's depth from which requests gather (`GATHER_DEPTH`).
+const DEPTH: usize = 16;
+
+fn answer() -> Bytes {
+    msg::concat(&[
+        msg::command_complete("SELECT 1"),
+        msg::ready_for_query(b'I'),
+    ])
+}
+
+fn expect_queries(mut script: Script, n: usize) -> Script {
+    for _ in 0..n {
+        script = script.expect(b'Q');
+    }
+    script
+}
+
+fn answers(mut script: Script, n: usize) -> Script {
+    for _ in 0..n {
+        script = script.send(answer());
+    }
+    script
+}
+
+#[tokio::test]
+async fn requests_gather_while_the_pipeline_is_deep_and_go_when_it_is_not() {
+    let answered_first = CALLERS - DEPTH;
+    let mut script = Script::new().expect_startup().send(msg::handshake());
+    // All first statements are in flight.
+    script = expect_queries(script, CALLERS);
+    // Four answers leave 16 in flight: the four callers' second
+    // statements must wait (a second is far longer than the client needs
+    // to write them if it did not hold them back).
+    script = answers(script, answered_first);
+    script = script.expect_nothing_for(Duration::from_secs(1));
+    // One more answer: 15 in flight, so the gathered four go out.
+    script = answers(script, 1);
+    script = expect_queries(script, answered_first);
+    // The rest: every first statement answered, every second one arrives
+    // and is answered.
+    script = answers(script, CALLERS - answered_first - 1);
+    script = expect_queries(script, CALLERS - answered_first);
+    script = answers(script, CALLERS);
+    let script = script.expect_eof();
+
+    let server = FakeServer::start(script).await.unwrap();
+    tokio::time::timeout(BOUND, async {
+        let client = pgpipe::connect(&server.url()).await.unwrap();
+        // Spawned before the driver runs again, so the first statements
+        // leave in one write (the default runtime has one thread and runs
+        // tasks in the order they were woken).
+        let callers: Vec<_> = (0..CALLERS)
+            .map(|i| {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    client.batch_execute(&format!("SELECT {i}")).await?;
+                    client.batch_execute(&format!("SELECT {i} + 1")).await
+                })
+            })
+            .collect();
+        for caller in callers {
+            caller.await.unwrap().unwrap();
+        }
+        drop(client);
+    })
+    .await
+    .expect("the callers hung");
+    let transcript = tokio::time::timeout(BOUND, server.finish())
+        .await
+        .expect("the fake server hung")
+        .unwrap();
+    let queries = transcript.bodies(b'Q');
+    assert_eq!(queries.len(), 2 * CALLERS);
+    // Every caller's statements arrived, each caller's in its order.
+    for i in 0..CALLERS {
+        let first = format!("SELECT {i}\0");
+        let second = format!("SELECT {i} + 1\0");
+        let at = |sql: &str| queries.iter().position(|q| q.as_ref() == sql.as_bytes());
+        let (Some(a), Some(b)) = (at(&first), at(&second)) else {
+            panic!("caller {i}'s statements did not both arrive");
+        };
+        assert!(a < b, "caller {i}'s second statement came first");
+    }
+}
+
+/// A server that answers a query with CopyInResponse waits for COPY data;
+/// the client answers with CopyFail. That CopyFail must go out at once
+/// even with more requests in flight than the driver lets gather:
+/// nothing in flight is answered until the server has it. (PostgreSQL
+/// only does this for COPY FROM STDIN, which pgpipe refuses before
+/// sending; the fake server does it for a plain SELECT.)
+#[tokio::test]
+async fn a_copy_fail_is_never_held_back() {
+    let mut script = Script::new().expect_startup().send(msg::handshake());
+    script = expect_queries(script, CALLERS);
+    // CopyInResponse: text, no columns.
+    script = script.send(msg::raw(b'G', &[0, 0, 0])).expect(b'f');
+    script = script
+        .send(msg::error_response(&[
+            (b'S', "ERROR"),
+            (b'C', "57014"),
+            (b'M', "COPY from stdin failed"),
+        ]))
+        .send(msg::ready_for_query(b'I'));
+    script = answers(script, CALLERS - 1);
+    let script = script.expect_eof();
+
+    let server = FakeServer::start(script).await.unwrap();
+    let results = tokio::time::timeout(BOUND, async {
+        let client = pgpipe::connect(&server.url()).await.unwrap();
+        let callers: Vec<_> = (0..CALLERS)
+            .map(|i| {
+                let client = client.clone();
+                tokio::spawn(async move { client.batch_execute(&format!("SELECT {i}")).await })
+            })
+            .collect();
+        let mut results = Vec::new();
+        for caller in callers {
+            results.push(caller.await.unwrap());
+        }
+        drop(client);
+        results
+    })
+    .await
+    .expect("the callers hung: the CopyFail was held back");
+    let failed: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(
+        failed[0].to_string().contains("COPY from stdin failed"),
+        "{}",
+        failed[0]
+    );
+    let transcript = tokio::time::timeout(BOUND, server.finish())
+        .await
+        .expect("the fake server hung")
+        .unwrap();
+    assert_eq!(transcript.bodies(b'f').len(), 1);
+}
