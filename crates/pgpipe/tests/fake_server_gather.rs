@@ -1,6 +1,6 @@
 //! Under a deep pipeline the driver lets new requests gather instead of
 //! writing each on its own, and writes them as soon as fewer than 16
-//! requests are in flight. The scripted fake server decides when answers
+//! requests are in flight or 8 have gathered. The scripted fake server decides when answers
 //! go out, so it can show what the client holds back and when it lets go
 //! (a real server answers too fast to tell).
 
@@ -11,11 +11,9 @@ use pgpipe_testkit::{msg, FakeServer, Script};
 
 const BOUND: Duration = Duration::from_secs(60);
 
-/// Callers, each sending two statements one after the other.
+/// Callers of the CopyFail test, each sending one statement: more than
+/// the driver's depth from which requests gather (`GATHER_DEPTH`, 16).
 const CALLERS: usize = 20;
-
-/// The driver's depth from which requests gather (`GATHER_DEPTH`).
-const DEPTH: usize = 16;
 
 fn answer() -> Bytes {
     msg::concat(&[
@@ -38,25 +36,20 @@ fn answers(mut script: Script, n: usize) -> Script {
     script
 }
 
-#[tokio::test]
-async fn requests_gather_while_the_pipeline_is_deep_and_go_when_it_is_not() {
-    let answered_first = CALLERS - DEPTH;
+/// `callers` first statements in flight; `answered` of them answered: the
+/// callers' second statements must wait (a second is far longer than the
+/// client needs to write them if it did not hold them back). One more
+/// answer: `released` second statements must arrive. Then the rest.
+async fn gather_then_release(callers: usize, answered: usize, released: usize) {
     let mut script = Script::new().expect_startup().send(msg::handshake());
-    // All first statements are in flight.
-    script = expect_queries(script, CALLERS);
-    // Four answers leave 16 in flight: the four callers' second
-    // statements must wait (a second is far longer than the client needs
-    // to write them if it did not hold them back).
-    script = answers(script, answered_first);
+    script = expect_queries(script, callers);
+    script = answers(script, answered);
     script = script.expect_nothing_for(Duration::from_secs(1));
-    // One more answer: 15 in flight, so the gathered four go out.
     script = answers(script, 1);
-    script = expect_queries(script, answered_first);
-    // The rest: every first statement answered, every second one arrives
-    // and is answered.
-    script = answers(script, CALLERS - answered_first - 1);
-    script = expect_queries(script, CALLERS - answered_first);
-    script = answers(script, CALLERS);
+    script = expect_queries(script, released);
+    script = answers(script, callers - answered - 1);
+    script = expect_queries(script, callers - released);
+    script = answers(script, callers);
     let script = script.expect_eof();
 
     let server = FakeServer::start(script).await.unwrap();
@@ -65,7 +58,7 @@ async fn requests_gather_while_the_pipeline_is_deep_and_go_when_it_is_not() {
         // Spawned before the driver runs again, so the first statements
         // leave in one write (the default runtime has one thread and runs
         // tasks in the order they were woken).
-        let callers: Vec<_> = (0..CALLERS)
+        let tasks: Vec<_> = (0..callers)
             .map(|i| {
                 let client = client.clone();
                 tokio::spawn(async move {
@@ -74,8 +67,8 @@ async fn requests_gather_while_the_pipeline_is_deep_and_go_when_it_is_not() {
                 })
             })
             .collect();
-        for caller in callers {
-            caller.await.unwrap().unwrap();
+        for task in tasks {
+            task.await.unwrap().unwrap();
         }
         drop(client);
     })
@@ -86,9 +79,9 @@ async fn requests_gather_while_the_pipeline_is_deep_and_go_when_it_is_not() {
         .expect("the fake server hung")
         .unwrap();
     let queries = transcript.bodies(b'Q');
-    assert_eq!(queries.len(), 2 * CALLERS);
+    assert_eq!(queries.len(), 2 * callers);
     // Every caller's statements arrived, each caller's in its order.
-    for i in 0..CALLERS {
+    for i in 0..callers {
         let first = format!("SELECT {i}\0");
         let second = format!("SELECT {i} + 1\0");
         let at = |sql: &str| queries.iter().position(|q| q.as_ref() == sql.as_bytes());
@@ -97,6 +90,21 @@ async fn requests_gather_while_the_pipeline_is_deep_and_go_when_it_is_not() {
         };
         assert!(a < b, "caller {i}'s second statement came first");
     }
+}
+
+/// Four answers of 20 leave 16 in flight: four requests gather. The
+/// fifth answer leaves 15: they go.
+#[tokio::test]
+async fn gathered_requests_go_when_the_pipeline_is_no_longer_deep() {
+    gather_then_release(20, 4, 4).await;
+}
+
+/// Seven answers of 40: seven requests gather with 33 in flight. The
+/// eighth makes eight, the most that gather: they go, although 32 are
+/// still in flight.
+#[tokio::test]
+async fn gathered_requests_go_when_eight_wait() {
+    gather_then_release(40, 7, 8).await;
 }
 
 /// A server that answers a query with CopyInResponse waits for COPY data;

@@ -17,6 +17,7 @@ use pgpipe_proto::frontend::{self, Encoder};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use crate::driver::coalesce;
+use crate::driver::connection::GATHER_MAX;
 use crate::driver::CancelToken;
 use crate::driver::{Responses, Slot};
 use crate::error::DbError;
@@ -542,8 +543,10 @@ impl Shared {
             }
             self.outstanding.fetch_add(added, Ordering::Relaxed);
             // Wake only on the idle-to-busy transition: if bytes were already
-            // waiting, the driver has been woken for them and will take ours too.
-            let waker = if start == 0 {
+            // waiting, the driver has been woken for them and will take ours
+            // too. Unless they were gathering and now reach the most that
+            // gather: then they go now, not at the next read.
+            let waker = if start == 0 || (added > 0 && q.slots.len() == GATHER_MAX) {
                 q.driver_waker.take()
             } else {
                 None
