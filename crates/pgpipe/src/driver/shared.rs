@@ -790,8 +790,9 @@ impl Shared {
         true
     }
 
-    /// Writes bytes that belong to a request already in flight (CopyFail
-    /// answering an unexpected COPY FROM STDIN): no new response slot.
+    /// Writes bytes that belong to a request already in flight (a COPY's
+    /// data, CopyDone, CopyFail): no new response slot, and never held
+    /// back (the request cannot end without them).
     pub(crate) fn send_unrouted<F>(&self, encode: F) -> Result<(), Error>
     where
         F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
@@ -826,30 +827,15 @@ impl Shared {
     /// caller gets the old, empty one with its capacity): a 64 KiB chunk of
     /// COPY data goes to the socket without being copied here.
     pub(crate) fn send_message(&self, message: &mut BytesMut) -> Result<(), Error> {
-        let waker = {
-            let mut q = self.lock();
-            if let Some(reason) = &q.closed {
-                return Err(Error::closed().context(reason));
-            }
-            q.seal_group();
-            let was_empty = q.write_buf.is_empty();
-            if was_empty {
-                std::mem::swap(&mut q.write_buf, message);
+        self.send_unrouted(|_, buf| {
+            if buf.is_empty() {
+                std::mem::swap(buf, message);
             } else {
-                q.write_buf.extend_from_slice(message);
+                buf.extend_from_slice(message);
             }
             message.clear();
-            q.flush_now = true;
-            if was_empty {
-                q.driver_waker.take()
-            } else {
-                None
-            }
-        };
-        if let Some(w) = waker {
-            w.wake();
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Refuses a COPY FROM STDIN started through a query method: the server
