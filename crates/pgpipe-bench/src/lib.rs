@@ -27,5 +27,6 @@ pub mod runner;
 pub mod server_cpu;
 pub mod shape;
 pub mod suite;
+pub mod syscalls;
 pub mod tls;
 pub mod variants;

@@ -89,6 +89,9 @@ fn main() -> ExitCode {
     } else {
         None
     };
+    // After the cluster started (counters follow new processes) and before
+    // the runtime's threads start (and new threads).
+    pgpipe_bench::syscalls::start();
     let runtime = match plan.runtime.build() {
         Ok(r) => r,
         Err(e) => {

@@ -1,5 +1,5 @@
 //! Client-side costs of a run: CPU time and context switches (getrusage),
-//! read/write syscalls (`/proc/self/io`) and allocations. The server's side
+//! read/write syscalls ([`crate::syscalls`]) and allocations. The server's side
 //! is in [`crate::server_cpu`].
 
 use std::time::Duration;
@@ -23,22 +23,6 @@ fn usage(who: libc::c_int) -> (Duration, u64) {
         tv(usage.ru_utime) + tv(usage.ru_stime),
         usage.ru_nvcsw.max(0) as u64 + usage.ru_nivcsw.max(0) as u64,
     )
-}
-
-/// Read and write syscalls of this process so far (`syscr + syscw` of
-/// `/proc/self/io`: read(2)/readv/pread and write(2)/writev/pwrite, which
-/// is how tokio's sockets read and write; `recv`/`send`, which libpq uses,
-/// are not counted there).
-pub fn rw_syscalls() -> Option<u64> {
-    let io = std::fs::read_to_string("/proc/self/io").ok()?;
-    let field = |name: &str| -> Option<u64> {
-        io.lines()
-            .find_map(|l| l.strip_prefix(name))?
-            .trim()
-            .parse()
-            .ok()
-    };
-    Some(field("syscr:")? + field("syscw:")?)
 }
 
 /// Peak resident set size of this process so far, in bytes.
@@ -78,8 +62,8 @@ pub struct Costs {
     pub allocs: Option<u64>,
     /// Context switches (voluntary + involuntary).
     pub ctx_switches: Option<u64>,
-    /// Read and write syscalls ([`rw_syscalls`]); `None` for children
-    /// (pgbench reads and writes with recv/send, which that count misses).
+    /// Read- and write-family syscalls ([`crate::syscalls::total`]);
+    /// `None` for children and where the kernel's counters are unavailable.
     pub syscalls: Option<u64>,
 }
 
@@ -96,7 +80,7 @@ impl Probe {
             cpu,
             ctx_switches,
             syscalls: match of {
-                CpuOf::SelfProcess => rw_syscalls(),
+                CpuOf::SelfProcess => crate::syscalls::total(),
                 CpuOf::Children => None,
             },
             allocs: alloc::allocations(),

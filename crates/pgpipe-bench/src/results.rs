@@ -98,10 +98,11 @@ pub struct ResultRow {
     /// Median client context switches (voluntary + involuntary, getrusage)
     /// per operation.
     pub ctx_switches_per_op: Option<f64>,
-    /// Median client read + write syscalls per operation, from
-    /// `/proc/self/io` (syscr + syscw: read/write-family calls, which is how
-    /// tokio sockets do I/O; `None` for pgbench, whose libpq uses
-    /// recv/send, not counted there).
+    /// Median client read- and write-family syscalls per operation
+    /// (`read`, `write`, `readv`, `writev`, `recvfrom`, `sendto`, `recvmsg`,
+    /// `sendmsg`), counted by kernel tracepoints ([`crate::syscalls`]);
+    /// `None` for pgbench (another process) and without the privilege to
+    /// open the counters.
     pub syscalls_per_op: Option<f64>,
     /// Median allocations per operation.
     pub allocs_per_op: Option<f64>,
