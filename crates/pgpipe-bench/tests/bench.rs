@@ -253,14 +253,26 @@ async fn pgbench_rows_get_server_cpu() {
         "{row:?}"
     );
     assert!(row.ctx_switches_per_op.is_some(), "{row:?}");
-    // libpq reads and writes with recv/send, which /proc/self/io misses.
+    // pgbench is another process: its syscalls are not the bench's.
     assert_eq!(row.syscalls_per_op, None);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn json_report_has_the_schema_fields() {
-    use clap::Parser;
+#[test]
+fn json_report_has_the_schema_fields() {
+    // As main does: the cluster first (its processes are not the client's),
+    // then the syscall counters, then the runtime, whose threads they follow.
     let url = url();
+    pgpipe_bench::syscalls::start();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(json_report_has_the_schema_fields_on(url));
+}
+
+async fn json_report_has_the_schema_fields_on(url: String) {
+    use clap::Parser;
     let args = Args::try_parse_from([
         "pgpipe-bench",
         "--workloads",
@@ -325,8 +337,8 @@ async fn json_report_has_the_schema_fields() {
         assert!(r["ops_per_sec"].as_f64().unwrap_or(0.0) > 0.0);
         assert!(r["peak_rss_bytes"].is_null());
         // Whole-system accounting: the testkit's server runs here, so its
-        // backends' CPU is visible; tokio sockets read and write with
-        // read(2)/write(2), which /proc/self/io counts.
+        // backends' CPU is visible; socket calls are counted by kernel
+        // tracepoints.
         let client = r["client_cpu_us_per_op"].as_f64().expect("client cpu");
         let server = r["server_cpu_us_per_op"].as_f64();
         let system = r["system_cpu_us_per_op"].as_f64();
@@ -338,8 +350,11 @@ async fn json_report_has_the_schema_fields() {
             "system cpu in {r}"
         );
         assert!(r["ctx_switches_per_op"].as_f64().is_some(), "{r}");
+        // One statement at a time (`latency`) costs at least a send and a
+        // receive each; pipelines share them.
+        let least = if r["workload"] == "latency" { 1.5 } else { 0.0 };
         assert!(
-            r["syscalls_per_op"].as_f64().is_some_and(|s| s > 0.0),
+            r["syscalls_per_op"].as_f64().is_some_and(|s| s > least),
             "{r}"
         );
     }
