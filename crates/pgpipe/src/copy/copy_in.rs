@@ -268,7 +268,7 @@ impl CopyIn {
             return Ok(());
         }
         if matches!(self.state, State::Open) {
-            self.pending.clear();
+            self.pending.reset();
             // A NUL in the reason cannot be sent; say something generic.
             let reason = if reason.contains('\0') {
                 "aborted"
@@ -326,7 +326,7 @@ impl CopyIn {
         };
         // Stop here: the Sync makes the server answer, and the connection
         // goes back to the others.
-        self.pending.clear();
+        self.pending.reset();
         let _ = self.end(End::Fail("pgpipe: the server reported an error"));
         let message = error.to_string();
         self.state = State::Failed(None, message);

@@ -36,11 +36,6 @@ impl Framed {
         &mut self.buf
     }
 
-    /// Drops the gathered data.
-    pub(crate) fn clear(&mut self) {
-        self.reset();
-    }
-
     /// The first `n` bytes of data.
     pub(crate) fn data(&self, n: usize) -> &[u8] {
         &self.buf[HEADER..HEADER + n]
@@ -65,8 +60,9 @@ impl Framed {
         &mut self.buf
     }
 
-    /// Makes the buffer empty but for a fresh header slot (after the
-    /// message was taken or copied; the buffer may be another one now).
+    /// Makes the buffer empty but for a fresh header slot: drops the
+    /// gathered data, or follows a message taken or copied (the buffer may
+    /// be another one now).
     pub(crate) fn reset(&mut self) {
         self.buf.clear();
         self.buf.extend_from_slice(&[0; HEADER]);
@@ -102,10 +98,10 @@ mod tests {
     }
 
     #[test]
-    fn clear_drops_the_data() {
+    fn reset_drops_the_data() {
         let mut f = Framed::new();
         f.append().extend_from_slice(b"abc");
-        f.clear();
+        f.reset();
         assert_eq!(f.data_len(), 0);
         assert_eq!(&f.frame_all()[..], b"d\0\0\0\x04");
     }

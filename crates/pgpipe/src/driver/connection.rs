@@ -41,12 +41,19 @@ pub(crate) const DEFAULT_MAX_BUFFERED: usize = 1 << 20;
 /// instead of going out one write each (see [`Connection::gathers`]).
 const GATHER_DEPTH: usize = 16;
 
-/// The most requests that gather: the queue wakes the driver when this
-/// many wait, and they go out together.
-pub(crate) const GATHER_MAX: usize = 8;
+/// The most requests that gather: they go out together once this many
+/// wait.
+const GATHER_MAX: usize = 8;
 
 /// The most bytes gathered before they are written anyway.
 const GATHER_BYTES: usize = 16 * 1024;
+
+/// Whether `slots` queued requests in `bytes` of write buffer are as many
+/// as may gather: the driver writes them, and the queue wakes it when a
+/// request crosses this line (see [`Connection::gathers`]).
+pub(crate) fn gathered_enough(slots: usize, bytes: usize) -> bool {
+    slots >= GATHER_MAX || bytes >= GATHER_BYTES
+}
 
 /// How long to wait for the server to hang up after Terminate.
 const TERMINATE_GRACE: Duration = Duration::from_secs(5);
@@ -164,12 +171,11 @@ impl Connection {
     /// driver is behind (its last read filled the chunk): the server may
     /// then be idle, waiting.
     fn gathers(&self, q: &crate::driver::shared::Queue) -> bool {
+        // Terminate sets `flush_now` too.
         self.caught_up
             && self.in_flight.len() >= GATHER_DEPTH
-            && q.slots.len() < GATHER_MAX
-            && q.write_buf.len() < GATHER_BYTES
+            && !gathered_enough(q.slots.len(), q.write_buf.len())
             && !q.flush_now
-            && !q.terminating
             && !q.is_reserved()
     }
 

@@ -17,7 +17,7 @@ use pgpipe_proto::frontend::{self, Encoder};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use crate::driver::coalesce;
-use crate::driver::connection::GATHER_MAX;
+use crate::driver::connection::gathered_enough;
 use crate::driver::CancelToken;
 use crate::driver::{Responses, Slot};
 use crate::error::DbError;
@@ -506,6 +506,7 @@ impl Shared {
                 coalesce::seal(&mut q.group, &mut q.write_buf);
             }
             let start = q.write_buf.len();
+            let slots_before = q.slots.len();
             let encoded = (|| {
                 if let Some((sql, _)) = &begin {
                     encode_unsynced(&self.encoder, sql, &mut q.write_buf)?;
@@ -545,8 +546,12 @@ impl Shared {
             // Wake only on the idle-to-busy transition: if bytes were already
             // waiting, the driver has been woken for them and will take ours
             // too. Unless they were gathering and now reach the most that
-            // gather: then they go now, not at the next read.
-            let waker = if start == 0 || (added > 0 && q.slots.len() == GATHER_MAX) {
+            // gather (by count or bytes, a batch may jump past it): then they
+            // go now, not at the next read.
+            let waker = if start == 0
+                || (!gathered_enough(slots_before, start)
+                    && gathered_enough(q.slots.len(), q.write_buf.len()))
+            {
                 q.driver_waker.take()
             } else {
                 None
