@@ -4,6 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# A fresh CI build gains nothing from incremental caches or full debug info,
+# and both cost disk: a clean workspace test build with them is several times
+# larger, and CI's machine is the developer's, with whatever disk is left.
+# Line tables keep backtraces readable.
+if [ -n "${CI:-}" ]; then
+  export CARGO_INCREMENTAL=0
+  export CARGO_PROFILE_DEV_DEBUG=line-tables-only
+  export CARGO_PROFILE_TEST_DEBUG=line-tables-only
+fi
+
 if [ -z "${PGPIPE_TEST_URL:-}" ]; then
   scripts/ensure-postgres.sh
 fi
