@@ -14,6 +14,13 @@ if [ -n "${CI:-}" ]; then
   export CARGO_PROFILE_TEST_DEBUG=line-tables-only
 fi
 
+# A full disk shows up as a linker error deep in the build; say it up front.
+# A clean CI build (settings above) takes about 5 GiB.
+free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
+if [ "${free_kib:-0}" -lt $((6 * 1024 * 1024)) ]; then
+  echo "warning: only $((free_kib / 1024)) MiB free on $(df -P . | awk 'NR == 2 { print $6 }'); the test build needs about 5 GiB" >&2
+fi
+
 if [ -z "${PGPIPE_TEST_URL:-}" ]; then
   scripts/ensure-postgres.sh
 fi
