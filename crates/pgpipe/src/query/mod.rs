@@ -5,6 +5,7 @@
 mod batch;
 mod builder;
 mod cache;
+pub(crate) mod control;
 mod encode;
 pub mod from_row;
 mod portal;

@@ -11,7 +11,6 @@
 //! statement does not run outside the transaction.
 
 mod builder;
-mod control;
 mod retry;
 #[allow(clippy::module_inception)]
 mod transaction;

@@ -13,7 +13,7 @@ use crate::pool::PooledClient;
 use crate::{Client, Error};
 
 use super::builder::already_in_transaction;
-use super::control::{encode_control, quote_ident, read_control, send_control, Ended};
+use crate::query::control::{encode_control, quote_ident, read_control, send_control, Ended};
 
 /// An open transaction, or a savepoint inside one (a nested
 /// transaction).

@@ -6,9 +6,9 @@ use bytes::BytesMut;
 use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, Encoder};
 
+use super::encode_error;
 use crate::driver::{Request, Responses, Shared};
 use crate::error::ErrorKind;
-use crate::query::encode_error;
 use crate::{Client, Error};
 
 /// Parse + Bind + Execute of each statement, then one Sync: if one fails,
