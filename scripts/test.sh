@@ -29,6 +29,9 @@ if [ -z "${PGPIPE_TEST_URL:-}" ]; then
 fi
 # The pgbouncer tests (crates/pgpipe/tests/pgbouncer.rs) need PgBouncer.
 scripts/ensure-pgbouncer.sh
+# The bench's syscall counters need tracefs; its tests check the `-` path
+# where it cannot be mounted.
+scripts/ensure-tracefs.sh
 
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check

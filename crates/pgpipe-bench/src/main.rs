@@ -92,6 +92,9 @@ fn main() -> ExitCode {
     // After the cluster started (counters follow new processes) and before
     // the runtime's threads start (and new threads).
     pgpipe_bench::syscalls::start();
+    if let Some(why) = pgpipe_bench::syscalls::unavailable() {
+        eprintln!("note: the rw syscalls/op column shows '-': {why}");
+    }
     let runtime = match plan.runtime.build() {
         Ok(r) => r,
         Err(e) => {

@@ -6,8 +6,10 @@
 //! driver read as zero. Here one perf tracepoint counter per syscall
 //! (`syscalls:sys_enter_*`) counts every entry, including those of threads
 //! created after [`start`] (`inherit`). Opening tracepoint counters needs
-//! root or `CAP_PERFMON`; without them the figure is `None` (shown `-`),
-//! not a wrong number.
+//! root or `CAP_PERFMON`, and tracefs mounted (for the tracepoints' ids);
+//! without them the figure is `None` (shown `-`), not a wrong number, and
+//! [`unavailable`] says why. `scripts/test.sh` mounts tracefs when it runs
+//! as root on a machine where nobody did.
 
 use std::fs::File;
 use std::io::Read;
@@ -21,7 +23,7 @@ const COUNTED: [&str; 8] = [
 /// Where tracefs may be mounted.
 const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
-static COUNTERS: OnceLock<Option<Vec<File>>> = OnceLock::new();
+static COUNTERS: OnceLock<Result<Vec<File>, String>> = OnceLock::new();
 
 /// Starts counting. Call it after starting any child process that must not
 /// be counted (a throwaway PostgreSQL cluster would be: counters follow new
@@ -34,7 +36,18 @@ pub fn start() {
 /// Syscalls of [`COUNTED`] made since [`start`], by this process's threads
 /// and the children started after it; `None` if counting is unavailable.
 pub fn total() -> Option<u64> {
-    sum(COUNTERS.get()?.as_ref()?)
+    sum(COUNTERS.get()?.as_ref().ok()?)
+}
+
+/// Why [`total`] is `None`: not started, or the reason the counters did not
+/// open (tracefs not mounted, no permission, no perf support). `None` when
+/// counting works.
+pub fn unavailable() -> Option<String> {
+    match COUNTERS.get() {
+        None => Some("syscall counting was not started".into()),
+        Some(Ok(_)) => None,
+        Some(Err(why)) => Some(why.clone()),
+    }
 }
 
 fn sum(counters: &[File]) -> Option<u64> {
@@ -48,8 +61,15 @@ fn sum(counters: &[File]) -> Option<u64> {
 }
 
 /// All counters or none: a partial count would pass for a whole one.
-fn open_all() -> Option<Vec<File>> {
+fn open_all() -> Result<Vec<File>, String> {
     COUNTED.iter().map(|name| open(name)).collect()
+}
+
+/// The tracefs root holding the syscall tracepoints, if one is mounted.
+fn tracefs_root() -> Option<&'static str> {
+    TRACEFS
+        .into_iter()
+        .find(|root| std::path::Path::new(root).join("events/syscalls").is_dir())
 }
 
 /// `perf_event_attr` up to its first published size (64 bytes), which
@@ -76,17 +96,21 @@ const INHERIT: u64 = 1 << 1;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 
 #[cfg(target_os = "linux")]
-fn open(syscall: &str) -> Option<File> {
+fn open(syscall: &str) -> Result<File, String> {
     use std::os::fd::FromRawFd;
 
-    let id: u64 = TRACEFS
-        .iter()
-        .find_map(|root| {
-            std::fs::read_to_string(format!("{root}/events/syscalls/sys_enter_{syscall}/id")).ok()
-        })?
+    let root = tracefs_root().ok_or_else(|| {
+        format!(
+            "tracefs is not mounted (no events/syscalls under {}); as root: mount -t tracefs nodev /sys/kernel/tracing",
+            TRACEFS.join(" or ")
+        )
+    })?;
+    let id_file = format!("{root}/events/syscalls/sys_enter_{syscall}/id");
+    let id: u64 = std::fs::read_to_string(&id_file)
+        .map_err(|e| format!("cannot read {id_file}: {e}"))?
         .trim()
         .parse()
-        .ok()?;
+        .map_err(|e| format!("{id_file} is not a tracepoint id: {e}"))?;
     let attr = PerfEventAttr {
         kind: PERF_TYPE_TRACEPOINT,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
@@ -107,29 +131,44 @@ fn open(syscall: &str) -> Option<File> {
             PERF_FLAG_FD_CLOEXEC,
         )
     };
-    let fd = libc::c_int::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+    let Some(fd) = libc::c_int::try_from(fd).ok().filter(|fd| *fd >= 0) else {
+        return Err(format!(
+            "perf_event_open(sys_enter_{syscall}) failed: {} (needs root or CAP_PERFMON)",
+            std::io::Error::last_os_error()
+        ));
+    };
     // SAFETY: the descriptor was just created and nothing else owns it.
-    Some(unsafe { File::from_raw_fd(fd) })
+    Ok(unsafe { File::from_raw_fd(fd) })
 }
 
 #[cfg(not(target_os = "linux"))]
-fn open(_syscall: &str) -> Option<File> {
-    None
+fn open(_syscall: &str) -> Result<File, String> {
+    Err("syscall counting needs Linux perf tracepoints".into())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// As root (CI, this project's machines) the counters open and count
-    /// socket sends and receives, which `/proc/self/io` misses.
+    /// As root with tracefs mounted (CI: `scripts/test.sh` mounts it) the
+    /// counters open and count socket sends and receives, which
+    /// `/proc/self/io` misses. Elsewhere they must refuse with a reason, so
+    /// the report shows `-` rather than a wrong number.
     #[test]
     fn socket_sends_and_receives_are_counted() {
         // SAFETY: geteuid has no preconditions.
         let root = unsafe { libc::geteuid() } == 0;
-        let Some(counters) = open_all() else {
-            assert!(!root, "perf tracepoint counters did not open as root");
-            return;
+        let counters = match open_all() {
+            Ok(counters) => counters,
+            Err(why) => {
+                assert!(
+                    !(root && tracefs_root().is_some()),
+                    "perf tracepoint counters did not open as root with tracefs mounted: {why}"
+                );
+                assert!(!why.is_empty());
+                eprintln!("syscall counting unavailable here, checked the refusal: {why}");
+                return;
+            }
         };
         let (a, b) = std::os::unix::net::UnixDatagram::pair().unwrap();
         let before = sum(&counters).unwrap();
