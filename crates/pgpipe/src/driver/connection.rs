@@ -63,6 +63,19 @@ const TERMINATE_GRACE: Duration = Duration::from_secs(5);
 /// to run on an executor of your choice. It completes when the client is
 /// closed (all handles dropped or [`crate::Client::close`]) or the connection
 /// fails; requests made after that fail with a closed error.
+///
+/// # Drop behavior
+///
+/// The connection lives in this future: dropping it before it completes
+/// (dropping it unpolled, aborting the task that runs it, or shutting down
+/// the runtime that runs it) closes the socket and ends the connection at
+/// once. Every request waiting for an answer, every request queued, every
+/// transaction or COPY waiting for the connection, and every later request
+/// of any [`Client`](crate::Client) handle fails right away with an
+/// [`ErrorKind::Closed`] error ([`Error::is_closed`]); nothing waits for a
+/// driver that is gone. Whether a statement written before the drop ran
+/// on the server is unknown (as when any connection is lost): the server
+/// rolls back an open transaction when it sees the socket close.
 #[must_use = "the connection does nothing unless it is polled"]
 pub struct Connection {
     socket: Socket,
@@ -478,6 +491,20 @@ impl Connection {
                 }
                 return Poll::Pending;
             }
+        }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if !self.finished {
+            // Dropped mid-way (its task aborted, its runtime shut down):
+            // nobody will poll again, so nothing may wait for us.
+            self.finished = true;
+            self.fail_all(
+                ErrorKind::Closed,
+                "the connection's driver was dropped (its task was aborted or its runtime shut down)",
+            );
         }
     }
 }
