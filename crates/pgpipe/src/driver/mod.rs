@@ -6,6 +6,7 @@
 mod cancel;
 mod coalesce;
 mod connection;
+mod drop_cancel;
 mod shared;
 mod slot;
 mod socket;
@@ -14,6 +15,7 @@ pub(crate) use cancel::CancelTls;
 pub use cancel::CancelToken;
 pub(crate) use coalesce::eligible_sql as coalescible;
 pub use connection::Connection;
+pub(crate) use drop_cancel::cancel_dropped;
 pub(crate) use shared::{Request, SessionEnd, SessionId, Shared, NO_SESSION};
 pub(crate) use slot::{Responses, Slot, Stamps};
 pub(crate) use socket::Socket;

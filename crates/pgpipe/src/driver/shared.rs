@@ -970,6 +970,44 @@ impl Shared {
         true
     }
 
+    /// Closes the write gate for [`cancel_dropped`]: if `session` holds
+    /// the connection (with [`NO_SESSION`]: nobody holds it, its holder
+    /// has it to itself), the server is inside a transaction block (so
+    /// the session's BEGIN has been answered: whatever was written before
+    /// it has ended), nothing else holds the gate, and something written
+    /// is still unanswered.
+    ///
+    /// [`cancel_dropped`]: crate::driver::cancel_dropped
+    pub(crate) fn gate_for_dropped(&self, session: SessionId) -> bool {
+        let mut q = self.lock();
+        let ours = match &q.reservation {
+            Some(held) => held.session == session,
+            None => session == NO_SESSION,
+        };
+        if !ours || q.closed.is_some() || q.write_gate || self.transaction_status() == b'I' {
+            return false;
+        }
+        if self.unanswered(&q) == 0 {
+            return false;
+        }
+        q.write_gate = true;
+        true
+    }
+
+    /// Requests written to the socket whose answer has not ended: the
+    /// outstanding ones that are neither queued nor held behind a session.
+    pub(crate) fn written_unanswered(&self) -> usize {
+        self.unanswered(&self.lock())
+    }
+
+    fn unanswered(&self, q: &Queue) -> usize {
+        let queued: usize = q.slots.iter().map(|s| s.requests()).sum();
+        let deferred = q.reservation.as_ref().map_or(0, |r| r.deferred_slots.len());
+        self.outstanding
+            .load(Ordering::Relaxed)
+            .saturating_sub(queued + deferred)
+    }
+
     pub(crate) fn open_gate(&self) {
         let waker = {
             let mut q = self.lock();

@@ -20,7 +20,10 @@ use crate::Client;
 /// was cancelled mid-flight. A transaction left open or failed (a `BEGIN`
 /// run by hand, say) is rolled back at once, not at the next checkout, and
 /// requests still in flight are waited for first; until then nobody else
-/// gets the connection. A connection whose rollback fails is closed.
+/// gets the connection. Inside such a transaction, a statement still
+/// running when the guard is dropped is cancelled first (it would be
+/// rolled back anyway), so its locks go at once. A connection whose
+/// rollback fails is closed.
 ///
 /// Session settings other than the transaction (`SET`, temporary tables,
 /// prepared statements, `LISTEN`) are *not* reset: undo them yourself, or

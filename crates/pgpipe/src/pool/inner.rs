@@ -23,6 +23,7 @@ use tokio::time::Instant;
 use super::config::PoolConfig;
 use super::lane::Lane;
 use super::stats::{CloseReason, Counters, Waiting};
+use crate::driver::NO_SESSION;
 use crate::error::ErrorKind;
 use crate::{Client, Config, Error, TransactionStatus};
 
@@ -380,6 +381,10 @@ impl PoolInner {
         {
             match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => {
+                    // Inside a transaction block its holder left, a
+                    // statement still running would hold the rollback
+                    // (and the locks) back until it ends: cancel it.
+                    crate::driver::cancel_dropped(conn.client.shared(), NO_SESSION);
                     let pool = self.clone();
                     runtime.spawn(async move { pool.settle(conn, permit).await });
                     return;

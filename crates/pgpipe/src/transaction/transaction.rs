@@ -35,7 +35,13 @@ use crate::query::control::{encode_control, quote_ident, read_control, send_cont
 ///   write buffer at once; no await is needed, the connection's driver
 ///   sends it, and the server ends the transaction (releasing its locks)
 ///   within one round trip. Statements pipelined before the drop still get
-///   their answers. A nested transaction dropped this way rolls back to its
+///   their answers. If one of its statements is still running on the
+///   server (a `tokio::time::timeout` fired during a long query), a cancel
+///   request is sent for it first, so the ROLLBACK does not wait for the
+///   statement to end: the locks go within a round trip or two, whatever
+///   the statement's length. The connection is reserved for the
+///   transaction and nothing else is sent until the cancelled statements
+///   have ended, so the cancel can only hit the transaction's own work. A nested transaction dropped this way rolls back to its
 ///   savepoint and releases it.
 /// - **Failed transactions**: once a statement has failed, the server
 ///   refuses everything but a rollback; pgpipe refuses further statements
@@ -282,11 +288,16 @@ impl Drop for Transaction<'_> {
         // Queued now, sent by the driver: no await, no runtime needed. If
         // the connection is closed, the server has ended the transaction.
         let _ = match &self.savepoint {
-            None => shared
-                .end_session(self.client.session(), None, |enc, buf| {
-                    encode_control(enc, &["ROLLBACK"], buf)
-                })
-                .map(drop),
+            None => {
+                // A statement still running would hold the ROLLBACK (and
+                // the locks) back until it ends: cancel it first.
+                crate::driver::cancel_dropped(shared, self.client.session());
+                shared
+                    .end_session(self.client.session(), None, |enc, buf| {
+                        encode_control(enc, &["ROLLBACK"], buf)
+                    })
+                    .map(drop)
+            }
             Some(name) => {
                 let to = format!("ROLLBACK TO SAVEPOINT {name}");
                 let release = format!("RELEASE SAVEPOINT {name}");
