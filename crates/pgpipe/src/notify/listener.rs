@@ -14,21 +14,13 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
+use super::command::Command;
 use super::event::GapReason;
 use super::hub::Hub;
 use super::subscription::{Notifications, Owner};
 use super::{check_channel, listen_sql, unlisten_sql, DEFAULT_BUFFER};
 use crate::error::ErrorKind;
 use crate::{Client, Config, Error, TargetSessionAttrs};
-
-/// What subscribers ask the listener's task to do.
-pub(crate) enum Command {
-    Listen {
-        channels: Vec<String>,
-        ack: oneshot::Sender<Result<(), Error>>,
-    },
-    Unlisten(Vec<String>),
-}
 
 /// Counters of a [`Listener`] (see [`Listener::stats`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

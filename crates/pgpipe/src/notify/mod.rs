@@ -6,6 +6,7 @@
 //! [`Client::listen`]: crate::Client::listen
 
 mod client_api;
+mod command;
 mod event;
 mod hub;
 mod listener;

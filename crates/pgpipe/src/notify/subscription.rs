@@ -8,9 +8,9 @@ use std::task::{Context, Poll};
 use futures_core::Stream;
 use tokio::sync::mpsc;
 
+use super::command::Command;
 use super::event::Event;
 use super::hub::{Hub, Subscriber};
-use super::listener::Command;
 use super::unlisten_sql;
 use crate::driver::{Shared, NO_SESSION};
 use crate::Error;

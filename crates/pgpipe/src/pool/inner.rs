@@ -132,6 +132,14 @@ pub(crate) struct PoolInner {
 }
 
 impl PoolInner {
+    /// When an acquire starting at `start` gives up. A timeout too large to
+    /// represent means "practically never".
+    pub(crate) fn acquire_deadline(&self, start: Instant) -> Instant {
+        start
+            .checked_add(self.config.get_acquire_timeout())
+            .unwrap_or_else(|| start + Duration::from_secs(100 * 365 * 24 * 3600))
+    }
+
     /// Creates the pool state and spawns its maintenance task.
     pub(crate) fn start(connect: Config, config: PoolConfig) -> Result<Arc<PoolInner>, Error> {
         config.validate().map_err(Error::config)?;
@@ -444,10 +452,7 @@ impl PoolInner {
         let pool = self.clone();
         tokio::spawn(async move {
             let start = Instant::now();
-            match pool
-                .acquire(start, super::pool::deadline(start, &pool))
-                .await
-            {
+            match pool.acquire(start, pool.acquire_deadline(start)).await {
                 Ok((conn, permit)) => {
                     if let Err((conn, permit)) = pool.lane.push(conn, permit, || pool.is_closed()) {
                         pool.release(conn, permit, false);

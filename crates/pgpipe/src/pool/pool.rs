@@ -2,7 +2,6 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use pgpipe_types::Params;
 use tokio::time::Instant;
@@ -127,7 +126,7 @@ impl Pool {
         let start = Instant::now();
         match self
             .inner
-            .acquire(start, deadline(start, &self.inner))
+            .acquire(start, self.inner.acquire_deadline(start))
             .await
         {
             Ok((conn, permit)) => {
@@ -294,14 +293,6 @@ impl fmt::Debug for Pool {
             .field("stats", &self.stats())
             .finish()
     }
-}
-
-/// When an acquire starting at `start` gives up. A timeout too large to
-/// represent means "practically never".
-pub(crate) fn deadline(start: Instant, pool: &PoolInner) -> Instant {
-    start
-        .checked_add(pool.config.get_acquire_timeout())
-        .unwrap_or_else(|| start + Duration::from_secs(100 * 365 * 24 * 3600))
 }
 
 /// Where a single statement of `Pool::query` and friends runs.
