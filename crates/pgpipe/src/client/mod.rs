@@ -887,7 +887,7 @@ impl Client {
             // Refused before anything is sent: once in copy-in mode the
             // server would read the requests pipelined behind this one as
             // COPY data and drop the connection.
-            if crate::copy::any_copy_from_stdin(sql) {
+            if crate::sql::any_copy_from_stdin(sql) {
                 return Err(crate::copy::copy_from_stdin_refused());
             }
             self.flush_begin().await?;

@@ -20,7 +20,5 @@ pub use typed::{BinaryCopyWriter, CopyOutRows};
 pub use upsert::{OnConflict, UpsertCounts};
 
 pub(crate) use refuse::{
-    any_copy_from_stdin, copy_from_stdin_refused, copy_in_reached_the_server, is_copy_from_stdin,
-    refuse_copy_from_stdin,
+    copy_from_stdin_refused, copy_in_reached_the_server, refuse_copy_from_stdin,
 };
-pub(crate) use sql::quote_ident;

@@ -17,7 +17,7 @@ use pgpipe_types::{Params, Type};
 
 use super::copy_in::CopyIn;
 use super::copy_out::CopyOut;
-use super::sql::{column_list, quote_ident};
+use super::sql::{column_list, quoted_list};
 use crate::error::ErrorKind;
 use crate::query::{encode_error, Column, FromRow, Row};
 use crate::{Client, Error};
@@ -357,9 +357,7 @@ pub(crate) async fn describe_target(
     let select = if columns.is_empty() {
         format!("SELECT * FROM {table}")
     } else {
-        let quoted: Result<Vec<String>, Error> =
-            columns.iter().map(|c| quote_ident("column", c)).collect();
-        format!("SELECT {} FROM {table}", quoted?.join(", "))
+        format!("SELECT {} FROM {table}", quoted_list(columns)?)
     };
     let shared = client.shared();
     if let Some(hit) = shared

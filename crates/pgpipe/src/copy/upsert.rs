@@ -6,10 +6,11 @@ use std::borrow::Borrow;
 
 use pgpipe_types::Params;
 
-use super::sql::{quote_ident, quoted_list};
+use super::sql::quoted_list;
 use super::typed::{describe_target, BinaryCopyWriter};
 use crate::driver::NO_SESSION;
 use crate::error::ErrorKind;
+use crate::sql::quote_ident;
 use crate::{Client, Error};
 
 /// What [`Client::upsert_rows`] does with a row whose key already exists.

@@ -201,7 +201,7 @@ pub(crate) fn join(
 /// not session state (SET, RESET, DISCARD, LISTEN, UNLISTEN, DEALLOCATE),
 /// not COPY (a COPY FROM STDIN would wait for data the group can't send).
 pub(crate) fn eligible_sql(sql: &str) -> bool {
-    let word = first_word(sql);
+    let word = crate::sql::first_keyword(sql);
     const NEVER: &[&str] = &[
         "begin",
         "start",
@@ -221,25 +221,6 @@ pub(crate) fn eligible_sql(sql: &str) -> bool {
         "copy",
     ];
     !word.is_empty() && !NEVER.iter().any(|w| w.eq_ignore_ascii_case(word))
-}
-
-/// The first keyword of `sql`, after white space and comments.
-fn first_word(sql: &str) -> &str {
-    let mut s = sql;
-    loop {
-        s = s.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
-        if let Some(rest) = s.strip_prefix("--") {
-            s = rest.find('\n').map_or("", |i| &rest[i..]);
-        } else if let Some(rest) = s.strip_prefix("/*") {
-            s = rest.find("*/").map_or("", |i| &rest[i + 2..]);
-        } else {
-            break;
-        }
-    }
-    let end = s
-        .find(|c: char| !c.is_ascii_alphabetic())
-        .unwrap_or(s.len());
-    &s[..end]
 }
 
 /// Whether `bytes` is one statement that can be sent twice: Parse of the
@@ -590,6 +571,8 @@ mod tests {
             "  begin isolation level serializable",
             "-- note\nCOMMIT",
             "/* x */ rollback",
+            // One nested comment, then BEGIN: the word inside is no keyword.
+            "/* a /* b */ c */ BEGIN",
             "SAVEPOINT a",
             "set search_path = x",
             "COPY t FROM STDIN",

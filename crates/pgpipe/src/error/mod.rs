@@ -255,6 +255,12 @@ impl std::error::Error for Error {
     }
 }
 
+impl From<crate::sql::InvalidIdent> for Error {
+    fn from(e: crate::sql::InvalidIdent) -> Error {
+        Error::new(ErrorKind::InvalidUse, e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,8 +17,8 @@ pub(crate) use hub::Hub;
 pub use listener::{Listener, ListenerBuilder, ListenerStats};
 pub use subscription::Notifications;
 
-use crate::copy::quote_ident;
 use crate::error::ErrorKind;
+use crate::sql::quote_ident;
 use crate::Error;
 
 /// Notifications a subscriber may hold unread unless configured.
@@ -38,7 +38,9 @@ pub(crate) fn check_channel(channel: &str) -> Result<(), Error> {
             ),
         ));
     }
-    quote_ident("channel", channel).map(drop)
+    quote_ident("channel", channel)
+        .map(drop)
+        .map_err(Error::from)
 }
 
 pub(crate) fn listen_sql(channels: &[String]) -> Result<String, Error> {
@@ -55,7 +57,7 @@ fn statements(verb: &str, channels: &[String]) -> Result<String, Error> {
         check_channel(channel)?;
         sql.push_str(verb);
         sql.push(' ');
-        sql.push_str(&quote_ident("channel", channel)?);
+        crate::sql::push_quoted_ident(&mut sql, "channel", channel)?;
         sql.push_str("; ");
     }
     Ok(sql)

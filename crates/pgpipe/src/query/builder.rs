@@ -340,18 +340,10 @@ impl Ident {
         }
         let mut out = String::new();
         for (i, part) in self.parts.iter().enumerate() {
-            if part.is_empty() || part.contains('\0') {
-                return Err(Error::new(
-                    ErrorKind::InvalidUse,
-                    format!("identifier {part:?} cannot be used: PostgreSQL identifiers are non-empty and hold no NUL byte"),
-                ));
-            }
             if i > 0 {
                 out.push('.');
             }
-            out.push('"');
-            out.push_str(&part.replace('"', "\"\""));
-            out.push('"');
+            crate::sql::push_quoted_ident(&mut out, "identifier", part)?;
         }
         Ok(out)
     }

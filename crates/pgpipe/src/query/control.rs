@@ -8,7 +8,6 @@ use pgpipe_proto::frontend::{self, Encoder};
 
 use super::encode_error;
 use crate::driver::{Request, Responses, Shared};
-use crate::error::ErrorKind;
 use crate::{Client, Error};
 
 /// Parse + Bind + Execute of each statement, then one Sync: if one fails,
@@ -92,52 +91,5 @@ pub(crate) async fn read_control(
     match error {
         Some(e) => Err(shared.request_failed(e)),
         None => Ok(ended),
-    }
-}
-
-/// `name` as a quoted SQL identifier (`"a""b"` for `a"b`); a NUL cannot be
-/// part of an identifier and is refused.
-pub(crate) fn quote_ident(name: &str) -> Result<String, Error> {
-    if name.contains('\0') {
-        return Err(Error::new(
-            ErrorKind::InvalidUse,
-            format!("the savepoint name {name:?} contains a NUL byte"),
-        ));
-    }
-    if name.is_empty() {
-        return Err(Error::new(
-            ErrorKind::InvalidUse,
-            "a savepoint name cannot be empty",
-        ));
-    }
-    let mut out = String::with_capacity(name.len() + 2);
-    out.push('"');
-    for c in name.chars() {
-        if c == '"' {
-            out.push('"');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn identifiers_are_quoted() {
-        assert_eq!(quote_ident("a").unwrap(), "\"a\"");
-        assert_eq!(
-            quote_ident("a\"; DROP TABLE x; --").unwrap(),
-            "\"a\"\"; DROP TABLE x; --\""
-        );
-        assert_eq!(quote_ident("Ünï").unwrap(), "\"Ünï\"");
-        assert_eq!(
-            quote_ident("a\0b").unwrap_err().kind(),
-            ErrorKind::InvalidUse
-        );
-        assert_eq!(quote_ident("").unwrap_err().kind(), ErrorKind::InvalidUse);
     }
 }

@@ -41,7 +41,7 @@ impl Statement {
         shared: &Arc<Shared>,
     ) -> Statement {
         Statement(Arc::new(Inner {
-            copies_from_stdin: crate::copy::is_copy_from_stdin(&sql),
+            copies_from_stdin: crate::sql::is_copy_from_stdin(&sql),
             coalescible: crate::driver::coalescible(&sql),
             name,
             sql,

@@ -13,7 +13,7 @@ use crate::pool::PooledClient;
 use crate::{Client, Error};
 
 use super::builder::already_in_transaction;
-use crate::query::control::{encode_control, quote_ident, read_control, send_control, Ended};
+use crate::query::control::{encode_control, read_control, send_control, Ended};
 
 /// An open transaction, or a savepoint inside one (a nested
 /// transaction).
@@ -135,7 +135,7 @@ impl Transaction<'_> {
     /// Cancel safe: if dropped before it completes, the savepoint may exist
     /// on the server but is harmless (it ends with the transaction).
     pub async fn savepoint(&mut self, name: &str) -> Result<Transaction<'_>, Error> {
-        let quoted = quote_ident(name)?;
+        let quoted = crate::sql::quote_ident("savepoint", name)?;
         let mut responses = send_control(&self.client, &[&format!("SAVEPOINT {quoted}")]).await?;
         read_control(self.client.shared(), &mut responses).await?;
         Ok(Transaction {
