@@ -698,6 +698,9 @@ impl Client {
             format!("the query timed out after {limit:?}"),
         );
         let shared = self.shared();
+        if let Some(held) = shared.withdraw_held(slot, limit) {
+            return held;
+        }
         if !shared.gate_for_cancel(slot) {
             return timeout.context("not cancelled: other requests share the connection");
         }

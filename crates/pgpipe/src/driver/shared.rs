@@ -197,7 +197,22 @@ struct Reservation {
     begin_failed: Arc<AtomicBool>,
     deferred_buf: BytesMut,
     deferred_slots: Vec<Arc<Slot>>,
+    /// Where each deferred request (or batch) ends, in `deferred_buf` and
+    /// `deferred_slots`: one withdrawn by its caller is cut out whole.
+    deferred_units: Vec<(usize, usize)>,
 }
+
+impl Reservation {
+    /// Marks the end of a request (or batch) just deferred.
+    fn end_unit(&mut self) {
+        self.deferred_units
+            .push((self.deferred_buf.len(), self.deferred_slots.len()));
+    }
+}
+
+/// How long a request may wait behind another session's reservation when
+/// the connection has no query timeout (see [`Shared::held_bound`]).
+pub(crate) const DEFAULT_HELD_BOUND: Duration = Duration::from_secs(30);
 
 /// Requests that may be queued or awaiting their answer on one connection.
 pub(crate) const MAX_IN_FLIGHT: usize = 4096;
@@ -373,10 +388,13 @@ impl Shared {
         F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
     {
         let slot = Arc::new(Slot::new(permit));
-        let (r, begin) = self.enqueue(session, kind, [slot.clone()], coalesce, encode)?;
+        let (r, begin, held) = self.enqueue(session, kind, [slot.clone()], coalesce, encode)?;
         let mut responses = Responses::new(slot);
         if let Some(watch) = begin {
             responses.begin_in_front(watch);
+        }
+        if held {
+            responses.held_until(self.held_bound());
         }
         Ok((responses, r))
     }
@@ -416,7 +434,7 @@ impl Shared {
             .into_iter()
             .map(|p| Arc::new(Slot::new(Some(p))))
             .collect();
-        let (r, begin) = self.enqueue(
+        let (r, begin, held) = self.enqueue(
             session,
             Request::Statement,
             slots.iter().cloned(),
@@ -424,6 +442,12 @@ impl Shared {
             encode,
         )?;
         let mut responses: Vec<Responses> = slots.into_iter().map(Responses::new).collect();
+        if held {
+            let bound = self.held_bound();
+            for r in &mut responses {
+                r.held_until(bound);
+            }
+        }
         if let (Some(watch), Some(first)) = (begin, responses.first_mut()) {
             first.begin_in_front(watch);
         }
@@ -440,7 +464,7 @@ impl Shared {
         slots: impl IntoIterator<Item = Arc<Slot>>,
         coalesce: bool,
         encode: F,
-    ) -> Result<(R, Option<Arc<AtomicBool>>), Error>
+    ) -> Result<(R, Option<Arc<AtomicBool>>, bool), Error>
     where
         F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
     {
@@ -464,10 +488,14 @@ impl Shared {
                         }
                     };
                     let before = held.deferred_slots.len();
-                    held.deferred_slots.extend(slots);
+                    for slot in slots {
+                        slot.hold_back();
+                        held.deferred_slots.push(slot);
+                    }
+                    held.end_unit();
                     self.outstanding
                         .fetch_add(held.deferred_slots.len() - before, Ordering::Relaxed);
-                    return Ok((r, None));
+                    return Ok((r, None, true));
                 }
                 if kind == Request::Statement {
                     if held.begin_failed.load(Ordering::Relaxed) {
@@ -561,7 +589,7 @@ impl Shared {
         if let Some(w) = waker {
             w.wake();
         }
-        Ok((r, begin))
+        Ok((r, begin, false))
     }
 
     /// Waits until no other session holds the connection, then reserves it
@@ -581,6 +609,8 @@ impl Shared {
 
     async fn reserve_for(&self, begin: Option<Box<str>>) -> Result<SessionId, Error> {
         let session = self.next_session.fetch_add(1, Ordering::Relaxed);
+        let bound = self.held_bound();
+        let deadline = tokio::time::Instant::now() + bound;
         loop {
             let notified = self.released.notified();
             tokio::pin!(notified);
@@ -597,11 +627,17 @@ impl Shared {
                         begin_failed: Arc::default(),
                         deferred_buf: BytesMut::new(),
                         deferred_slots: Vec::new(),
+                        deferred_units: Vec::new(),
                     });
                     return Ok(session);
                 }
             }
-            notified.await;
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Err(Error::new(
+                    ErrorKind::Timeout,
+                    crate::driver::slot::held_error(bound),
+                ));
+            }
         }
     }
 
@@ -668,8 +704,7 @@ impl Shared {
                     }
                 }
             }
-            q.write_buf.extend_from_slice(&held.deferred_buf);
-            q.slots.extend(held.deferred_slots);
+            self.flush_deferred(q, held);
             q.flush_now = true;
             let waker = if start == 0 && !q.write_buf.is_empty() {
                 q.driver_waker.take()
@@ -697,8 +732,7 @@ impl Shared {
                 return;
             };
             let start = q.write_buf.len();
-            q.write_buf.extend_from_slice(&held.deferred_buf);
-            q.slots.extend(held.deferred_slots);
+            self.flush_deferred(q, held);
             q.flush_now = true;
             if start == 0 && !q.write_buf.is_empty() {
                 q.driver_waker.take()
@@ -710,6 +744,47 @@ impl Shared {
         if let Some(w) = waker {
             w.wake();
         }
+    }
+
+    /// Queues what other handles deferred behind a session that ends, in
+    /// order, except the requests their callers withdrew (a batch is cut
+    /// out whole: its other members fail with the same reason).
+    fn flush_deferred(&self, q: &mut Queue, held: Reservation) {
+        let mut cut = 0;
+        let (mut bytes_from, mut slots_from) = (0, 0);
+        let mut slots = held.deferred_slots.into_iter();
+        for (bytes_to, slots_to) in held.deferred_units {
+            let unit: Vec<Arc<Slot>> = slots.by_ref().take(slots_to - slots_from).collect();
+            let mut send = true;
+            for slot in &unit {
+                send &= slot.release_held();
+            }
+            if send {
+                q.write_buf
+                    .extend_from_slice(&held.deferred_buf[bytes_from..bytes_to]);
+                q.slots.extend(unit);
+            } else {
+                for slot in &unit {
+                    slot.fail(
+                        ErrorKind::Timeout,
+                        "a request sent with this one in one batch gave up while held behind \
+                         a transaction (or COPY); none of the batch was sent",
+                    );
+                    cut += slot.requests();
+                }
+            }
+            (bytes_from, slots_from) = (bytes_to, slots_to);
+        }
+        if cut > 0 {
+            self.finished(cut);
+        }
+    }
+
+    /// How long a request (or a new transaction) may wait behind another
+    /// session's reservation before it gives up: the connection's query
+    /// timeout, else [`DEFAULT_HELD_BOUND`].
+    pub(crate) fn held_bound(&self) -> Duration {
+        self.query_timeout.unwrap_or(DEFAULT_HELD_BOUND)
     }
 
     /// Ready once the write buffer holds at most `limit` bytes, so that a
@@ -787,6 +862,7 @@ impl Shared {
             let mut slots = std::collections::VecDeque::new();
             coalesce::send_again(&mut parked, &mut held.deferred_buf, &mut slots, again);
             held.deferred_slots.extend(slots);
+            held.end_unit();
             return false;
         }
         coalesce::send_again(&mut q.group, &mut q.write_buf, &mut q.slots, again);
@@ -1006,6 +1082,17 @@ impl Shared {
         self.outstanding
             .load(Ordering::Relaxed)
             .saturating_sub(queued + deferred)
+    }
+
+    /// A caller whose query timed out gives up its request: if it is still
+    /// held behind another session's reservation, it is withdrawn (never
+    /// sent, so nothing to cancel) and the error says why; `None` if it
+    /// was sent.
+    pub(crate) fn withdraw_held(&self, slot: &Slot, limit: Duration) -> Option<Error> {
+        let reason = crate::driver::slot::held_error(limit);
+        let _q = self.lock();
+        slot.withdraw(ErrorKind::Timeout, &reason)
+            .then(|| Error::new(ErrorKind::Timeout, reason))
     }
 
     pub(crate) fn open_gate(&self) {

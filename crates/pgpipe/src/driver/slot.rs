@@ -8,14 +8,17 @@
 
 use std::collections::VecDeque;
 use std::future::poll_fn;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes};
 use pgpipe_proto::backend::tag;
 use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Sleep;
 
 use crate::driver::coalesce::{Group, Hold};
 use crate::error::ErrorKind;
@@ -70,6 +73,10 @@ struct SlotState {
     /// failed, waits for the others sent again with it: its caller is woken
     /// with theirs (see [`Hold`]).
     hold: Option<Arc<Hold>>,
+    /// Encoded while another session held the connection: not sent until
+    /// the session ends. Cleared when it is queued for sending; a caller
+    /// that gives up meanwhile withdraws it (see [`Slot::withdraw`]).
+    held_back: bool,
 }
 
 /// When the driver handled one request, for the queue and server times of
@@ -257,6 +264,32 @@ impl Slot {
         true
     }
 
+    /// Queue side (under the queue lock): the request waits behind another
+    /// session's reservation.
+    pub(crate) fn hold_back(&self) {
+        self.lock().held_back = true;
+    }
+
+    /// Queue side (under the queue lock), when the session it waited for
+    /// ends: whether to send the request. False if its caller withdrew it.
+    pub(crate) fn release_held(&self) -> bool {
+        let mut st = self.lock();
+        st.held_back = false;
+        st.failed.is_none()
+    }
+
+    /// Caller side: gives up a request still held behind another session,
+    /// failing it with `kind` and `reason`; it is then never sent. False
+    /// if it has already been queued for sending (or has ended).
+    pub(crate) fn withdraw(&self, kind: ErrorKind, reason: &str) -> bool {
+        let mut st = self.lock();
+        if !st.held_back || st.done || st.failed.is_some() {
+            return false;
+        }
+        st.failed = Some((kind, reason.to_owned()));
+        true
+    }
+
     /// Wakes the caller, if it waits (its hold was released).
     pub(crate) fn wake_caller(&self) {
         let waker = self.lock().waker.take();
@@ -348,6 +381,17 @@ pub(crate) struct Responses {
     /// (ParseComplete, BindComplete, CommandComplete) are still to be
     /// skipped; an error in their place is the BEGIN's, reported here.
     begin: Option<Arc<AtomicBool>>,
+    /// Set when the request was held behind another session: how long it
+    /// may wait there (see [`Responses::held_until`]).
+    held: Option<Box<Held>>,
+}
+
+/// The bound on a request's wait behind another session's reservation.
+struct Held {
+    deadline: tokio::time::Instant,
+    bound: Duration,
+    /// Made on the first poll that has to wait (a runtime is there).
+    timer: Option<Pin<Box<Sleep>>>,
 }
 
 impl Responses {
@@ -359,7 +403,46 @@ impl Responses {
             finished: false,
             status: 0,
             begin: None,
+            held: None,
         }
+    }
+
+    /// The request waits behind another session's reservation: if it is
+    /// still held there after `bound`, its caller gets an error naming
+    /// why and it is never sent.
+    pub(crate) fn held_until(&mut self, bound: Duration) {
+        self.held = Some(Box::new(Held {
+            deadline: tokio::time::Instant::now() + bound,
+            bound,
+            timer: None,
+        }));
+    }
+
+    /// Called when the caller would wait: ends a wait behind another
+    /// session that has outlasted its bound.
+    #[cold]
+    fn poll_held(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        let Some(held) = &mut self.held else {
+            return Poll::Pending;
+        };
+        if tokio::runtime::Handle::try_current().is_err() {
+            // No timer without a runtime: wait unbounded, as before.
+            return Poll::Pending;
+        }
+        let timer = held
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(held.deadline)));
+        if timer.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        let bound = held.bound;
+        self.held = None;
+        let reason = held_error(bound);
+        if self.slot.withdraw(ErrorKind::Timeout, &reason) {
+            return Poll::Ready(Err(Error::new(ErrorKind::Timeout, reason)));
+        }
+        // Sent meanwhile: its answer follows, like any other.
+        Poll::Pending
     }
 
     /// A BEGIN went out in front of this request, under the same Sync: its
@@ -404,6 +487,14 @@ impl Responses {
     /// Makes sure a chunk of messages is in hand: takes the next one the
     /// driver delivered, or registers the waker.
     pub(crate) fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        let polled = self.poll_chunk(cx);
+        if polled.is_pending() && self.held.is_some() {
+            return self.poll_held(cx);
+        }
+        polled
+    }
+
+    fn poll_chunk(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         if self.read_in_place > 0 {
             let n = std::mem::take(&mut self.read_in_place).min(self.current.len());
             self.current.advance(n);
@@ -528,6 +619,18 @@ impl Drop for Responses {
             }
         }
     }
+}
+
+/// Why a request held behind another session's reservation gave up, and
+/// what to do instead.
+pub(crate) fn held_error(bound: Duration) -> String {
+    format!(
+        "this request waited {bound:?} without being sent: a transaction (or COPY) holds \
+         the connection, and requests of other handles of the same connection run only \
+         after it ends. Inside the transaction, run the statement on the Transaction; for \
+         concurrent work, use a Pool (or another connection). This wait is bounded by the \
+         query timeout, or 30 s without one"
+    )
 }
 
 #[cfg(test)]

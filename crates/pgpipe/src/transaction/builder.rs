@@ -167,9 +167,17 @@ impl Client {
     ///
     /// While the transaction is open it has this connection to itself:
     /// requests made through other clones of this `Client` are held back
-    /// and run right after its COMMIT or ROLLBACK (bounded by their own
-    /// timeouts), never inside it. In a service, take transactions from a
-    /// [`Pool`] instead, which gives each one a connection of its own.
+    /// and run right after its COMMIT or ROLLBACK, never inside it. A held
+    /// request (or a second transaction) waits at most the query timeout
+    /// (the `query_timeout` setting or [`Client::with_timeout`]; 30 s on a
+    /// connection without one): then it fails with an
+    /// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) error that names
+    /// the open transaction, and it is never sent. This is what ends the
+    /// mistake of awaiting a clone's request in the task that holds the
+    /// transaction (which would otherwise wait for itself): run such
+    /// statements on the [`Transaction`]. In a service, take transactions
+    /// from a [`Pool`] instead, which gives each one a connection of its
+    /// own.
     ///
     /// BEGIN costs no round trip: it goes out with the first statement.
     /// Dropping the transaction without [`commit`](Transaction::commit)
