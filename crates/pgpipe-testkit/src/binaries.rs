@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::error::TestkitError;
 use crate::process::run_bounded;
+use crate::versions::{self, find_major_bindir, has_server_binaries, is_executable};
 
 /// What to do when nothing is found; the first sentence is stable (the client
 /// crate's docs and CI scripts quote it).
@@ -26,17 +27,37 @@ pub(crate) struct Search {
     /// Roots holding one directory per major version with a `bin` inside
     /// (Debian's `/usr/lib/postgresql/<major>/bin`); the newest wins.
     pub versioned_roots: Vec<PathBuf>,
+    /// `$PGPIPE_PG_VERSION`: when set (and no PGPIPE_PG_BINDIR), only that
+    /// major is looked for, in `major_roots`, so a missing version is
+    /// reported instead of silently testing another one.
+    pub major: Option<u32>,
+    /// Where a requested major is looked for: the distribution's root, then
+    /// the cache of `scripts/ensure-postgres-versions.sh`.
+    pub major_roots: Vec<PathBuf>,
 }
 
 impl Search {
-    /// The search a test process actually performs.
-    pub(crate) fn from_env() -> Search {
-        Search {
+    /// The search a test process actually performs; fails when
+    /// `PGPIPE_PG_VERSION` is not a major version number.
+    pub(crate) fn from_env() -> Result<Search, TestkitError> {
+        Ok(Search {
             env_bindir: std::env::var_os("PGPIPE_PG_BINDIR")
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
             path: std::env::var_os("PATH"),
             versioned_roots: vec![PathBuf::from("/usr/lib/postgresql")],
+            major: versions::requested_version()?,
+            major_roots: versions::version_roots(),
+        })
+    }
+
+    /// The search for one major version, whatever the environment asks
+    /// (PGPIPE_PG_BINDIR included: a test asking for 17 must get 17).
+    pub(crate) fn for_major(major: u32) -> Search {
+        Search {
+            major: Some(major),
+            major_roots: versions::version_roots(),
+            ..Search::default()
         }
     }
 }
@@ -57,6 +78,14 @@ pub(crate) fn find_bindir(
             "{NOT_FOUND} (PGPIPE_PG_BINDIR={} does not contain initdb and postgres)",
             dir.display()
         )));
+    }
+    if let Some(major) = search.major {
+        return find_major_bindir(&search.major_roots, major).map_err(|e| {
+            e.context(format!(
+                "{} asks for PostgreSQL {major}",
+                versions::VERSION_VAR
+            ))
+        });
     }
     let mut searched = Vec::new();
     if let Some(path) = &search.path {
@@ -104,17 +133,6 @@ pub(crate) fn pg_config_bindir(pg_config: &Path) -> Option<PathBuf> {
     let text = String::from_utf8(out.stdout).ok()?;
     let dir = text.trim();
     (!dir.is_empty()).then(|| PathBuf::from(dir))
-}
-
-fn has_server_binaries(dir: &Path) -> bool {
-    is_executable(&dir.join("initdb")) && is_executable(&dir.join("postgres"))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
 }
 
 fn find_in_path(path: &OsString, name: &str) -> Option<PathBuf> {
@@ -176,6 +194,7 @@ mod tests {
             env_bindir: None,
             path: None,
             versioned_roots: vec![empty.path().to_path_buf()],
+            ..Search::default()
         };
         let err = find_bindir(&search, no_pg_config).unwrap_err();
         let msg = err.to_string();
@@ -193,10 +212,42 @@ mod tests {
             env_bindir: Some(empty.path().to_path_buf()),
             path: None,
             versioned_roots: vec![elsewhere.path().to_path_buf()],
+            ..Search::default()
         };
         let msg = find_bindir(&search, no_pg_config).unwrap_err().to_string();
         assert!(msg.starts_with(NOT_FOUND), "{msg}");
         assert!(msg.contains(&empty.path().display().to_string()), "{msg}");
+    }
+
+    #[test]
+    fn a_requested_major_is_looked_for_alone() {
+        let dist = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        fake_bin(&dist.path().join("15/bin"), &["initdb", "postgres"]);
+        fake_bin(&cache.path().join("18/bin"), &["initdb", "postgres"]);
+        let search = |major| Search {
+            versioned_roots: vec![dist.path().to_path_buf()],
+            major: Some(major),
+            major_roots: vec![dist.path().to_path_buf(), cache.path().to_path_buf()],
+            ..Search::default()
+        };
+        assert_eq!(
+            find_bindir(&search(18), no_pg_config).unwrap(),
+            cache.path().join("18/bin")
+        );
+        assert_eq!(
+            find_bindir(&search(15), no_pg_config).unwrap(),
+            dist.path().join("15/bin")
+        );
+        // 17 is nowhere: an error, not the newest or the default version.
+        let msg = find_bindir(&search(17), no_pg_config)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("PGPIPE_PG_VERSION asks for PostgreSQL 17"),
+            "{msg}"
+        );
+        assert!(msg.contains("ensure-postgres-versions.sh 17"), "{msg}");
     }
 
     #[test]

@@ -137,8 +137,23 @@ impl Cluster {
     /// Takes a few seconds (initdb). Fails with a message saying how to fix
     /// it when the PostgreSQL server binaries are missing, or with the
     /// server log's last lines when the server does not come up in 30 s.
+    ///
+    /// The server is the major version `PGPIPE_PG_VERSION` names (e.g.
+    /// `18`), or the distribution's when it is unset; see
+    /// [`Cluster::start_version`] for one version whatever the environment.
     pub fn start() -> Result<Cluster, TestkitError> {
         Ok(Cluster::from_server(Server::create()?))
+    }
+
+    /// Like [`Cluster::start`] with PostgreSQL `major` (13 to 18), whatever
+    /// `PGPIPE_PG_VERSION` and `PGPIPE_PG_BINDIR` say: from the
+    /// distribution's `/usr/lib/postgresql/<major>/bin`, or the cache that
+    /// `scripts/ensure-postgres-versions.sh` fills. The error says how to
+    /// install a missing version; [`version_available`](crate::version_available)
+    /// tells beforehand whether a test should skip.
+    pub fn start_version(major: u32) -> Result<Cluster, TestkitError> {
+        let server = Server::create_version(major, &Default::default())?;
+        Ok(Cluster::from_server(server))
     }
 
     pub(crate) fn from_server(server: Server) -> Cluster {
@@ -300,6 +315,12 @@ impl Cluster {
     /// reported when it started.
     pub fn version(&self) -> &str {
         &self.version
+    }
+
+    /// The server's major version (`15` for `15.8 (Debian 15.8-1)`); 0
+    /// when `server_version` does not start with a number.
+    pub fn major_version(&self) -> u32 {
+        crate::versions::server_major(&self.version).unwrap_or(0)
     }
 
     /// Stops the server (fast shutdown; every connection is cut) and starts

@@ -6,6 +6,10 @@
 //!   authentication method ([`AuthRole`]) and hands out fresh databases
 //!   ([`Cluster::create_database`]). Set `PGPIPE_TEST_URL` to use an existing
 //!   server instead, `PGPIPE_PG_BINDIR` to choose the PostgreSQL binaries.
+//!   `PGPIPE_PG_VERSION` picks the major version (13 to 18) of every cluster
+//!   a test run starts, [`Cluster::start_version`] one for a single test;
+//!   `scripts/ensure-postgres-versions.sh` installs the versions other than
+//!   the distribution's ([`version_available`], [`bindir_for`]).
 //!   For failover tests, a private cluster gets streaming standbys
 //!   ([`Cluster::start_standby`], [`Cluster::wait_replicated`],
 //!   [`Cluster::promote`]) and can be stopped and started again
@@ -56,6 +60,7 @@ mod roles;
 mod server;
 mod tls_cluster;
 mod url;
+mod versions;
 
 pub use bouncer::Bouncer;
 pub use cluster::{test_url, Cluster, TEST_URL_VAR};
@@ -68,6 +73,10 @@ pub use pki::{CrlIssuer, ServerCert, TestPki, CERT_USER, UNUSED_SERIAL};
 pub use proxy::{Direction, FaultProxy, LinkFaults, ProxyStats};
 pub use roles::AuthRole;
 pub use tls_cluster::{test_pki, TlsCluster, TlsRole};
+pub use versions::{
+    bindir_for, cache_dir, promised_versions, requested_version, server_major, version_available,
+    CACHE_VAR, INSTALLED_VAR, VERSION_VAR,
+};
 
 #[cfg(test)]
 mod cluster_tests;

@@ -18,6 +18,7 @@ use crate::error::TestkitError;
 use crate::mini_client::{Endpoint, Login, MiniClient, Rows};
 use crate::process::{run_as, run_bounded, server_user, signal, spawn_tied, stop_child, RunAs};
 use crate::roles::{create_roles_sql, hba_conf, SUPERUSER};
+use crate::versions;
 
 /// Prefix of the temp directories, also used to find ones left behind.
 const DIR_PREFIX: &str = "pgpipe-testkit-";
@@ -70,7 +71,7 @@ pub(crate) struct ServerSetup {
 impl Server {
     /// Creates, initializes and starts a server with the testkit's roles.
     pub(crate) fn create() -> Result<Server, TestkitError> {
-        Server::create_with(find_bindir(&Search::from_env(), pg_config_bindir)?)
+        Server::create_with(find_bindir(&Search::from_env()?, pg_config_bindir)?)
     }
 
     /// [`Server::create`] with the binaries of `bindir`.
@@ -81,7 +82,14 @@ impl Server {
     /// Like [`Server::create`], with `setup`'s files, pg_hba.conf lines
     /// (before the usual ones), settings and SQL added.
     pub(crate) fn create_custom(setup: &ServerSetup) -> Result<Server, TestkitError> {
-        Server::create_custom_with(find_bindir(&Search::from_env(), pg_config_bindir)?, setup)
+        Server::create_custom_with(find_bindir(&Search::from_env()?, pg_config_bindir)?, setup)
+    }
+
+    /// Like [`Server::create_custom`] with the binaries of PostgreSQL
+    /// `major`, whatever `PGPIPE_PG_VERSION` says.
+    pub(crate) fn create_version(major: u32, setup: &ServerSetup) -> Result<Server, TestkitError> {
+        let bindir = find_bindir(&Search::for_major(major), pg_config_bindir)?;
+        Server::create_custom_with(bindir, setup)
     }
 
     fn create_custom_with(bindir: PathBuf, setup: &ServerSetup) -> Result<Server, TestkitError> {
@@ -583,11 +591,25 @@ fn make_root(run_as: Option<&RunAs>) -> Result<(TempDir, PathBuf), TestkitError>
 }
 
 /// `pg_basebackup` of `primary` into `data_dir`, as the server user, over
-/// the primary's Unix socket; `-R` writes `standby.signal` and
-/// `primary_conninfo`. The copied configuration holds no port or socket
-/// setting: the standby's own come from its command line.
+/// the primary's Unix socket, then `standby.signal` and a `primary_conninfo`
+/// following it over that socket. The copied configuration holds no port or
+/// socket setting: the standby's own come from its command line.
+///
+/// The Maven builds of other majors carry no `pg_basebackup`: one of
+/// another installation of at least the primary's major is used. Its `-R`
+/// would write every connection option its own libpq knows into
+/// `primary_conninfo`, which an older server's walreceiver refuses, so the
+/// recovery settings are written here (the same for every major since 12).
 fn base_backup(primary: &Server, root: &Path, data_dir: &Path) -> Result<(), TestkitError> {
-    let program = primary.bindir.join("pg_basebackup");
+    let major = versions::server_major(&primary.version).unwrap_or(0);
+    let program =
+        versions::client_tool(&primary.bindir, "pg_basebackup", major).ok_or_else(|| {
+            TestkitError::new(format!(
+                "no pg_basebackup of PostgreSQL {major} or newer is installed (the Maven \
+                 builds have none); `{}` installs the one of 18",
+                versions::INSTALL_SCRIPT
+            ))
+        })?;
     let mut cmd = Command::new(&program);
     cmd.arg("-D")
         .arg(data_dir)
@@ -600,7 +622,6 @@ fn base_backup(primary: &Server, root: &Path, data_dir: &Path) -> Result<(), Tes
             SUPERUSER,
             "-X",
             "stream",
-            "-R",
             // An immediate checkpoint: a spread one would take minutes.
             "--checkpoint=fast",
             "--no-sync",
@@ -627,7 +648,46 @@ fn base_backup(primary: &Server, root: &Path, data_dir: &Path) -> Result<(), Tes
             primary.log_tail(20),
         )));
     }
+    write_standby_config(primary, data_dir)
+}
+
+/// `standby.signal` and `primary_conninfo` (in `postgresql.auto.conf`,
+/// which `ALTER SYSTEM` and pg_basebackup's `-R` also use).
+fn write_standby_config(primary: &Server, data_dir: &Path) -> Result<(), TestkitError> {
+    let conninfo = format!(
+        "host={} port={} user={SUPERUSER} application_name=pgpipe_standby",
+        conninfo_value(&primary.socket_dir.to_string_lossy()),
+        primary.port
+    );
+    let setting = format!(
+        "\n# Written by pgpipe-testkit for a standby.\nprimary_conninfo = '{}'\n",
+        conninfo.replace('\'', "''")
+    );
+    let auto_conf = data_dir.join("postgresql.auto.conf");
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&auto_conf)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, setting.as_bytes()))
+        .map_err(|e| TestkitError::io(format!("writing {}", auto_conf.display()), e))?;
+    let signal_file = data_dir.join("standby.signal");
+    fs::write(&signal_file, "")
+        .map_err(|e| TestkitError::io(format!("writing {}", signal_file.display()), e))?;
+    if let Some(user) = &primary.run_as {
+        for path in [&auto_conf, &signal_file] {
+            std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid))
+                .map_err(|e| TestkitError::io(format!("chown of {}", path.display()), e))?;
+        }
+    }
     Ok(())
+}
+
+/// A libpq conninfo value, quoted when it needs to be.
+fn conninfo_value(value: &str) -> String {
+    if !value.is_empty() && !value.contains([' ', '\'', '\\']) {
+        return value.to_string();
+    }
+    format!("'{}'", value.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
 /// The first column of the first row, when not NULL.
@@ -813,7 +873,7 @@ mod tests {
     /// error must carry the server's own words from the log.
     #[test]
     fn a_server_that_dies_at_startup_is_reported_with_its_log() {
-        let Ok(real) = find_bindir(&Search::from_env(), pg_config_bindir) else {
+        let Ok(real) = Search::from_env().and_then(|s| find_bindir(&s, pg_config_bindir)) else {
             eprintln!("skipped: no PostgreSQL binaries");
             return;
         };
@@ -840,6 +900,14 @@ mod tests {
             "took {:?}",
             started.elapsed()
         );
+    }
+
+    #[test]
+    fn conninfo_values_are_quoted_only_when_needed() {
+        assert_eq!(conninfo_value("/tmp/pgpipe-x/sock"), "/tmp/pgpipe-x/sock");
+        assert_eq!(conninfo_value("/a b"), "'/a b'");
+        assert_eq!(conninfo_value("it's\\"), "'it\\'s\\\\'");
+        assert_eq!(conninfo_value(""), "''");
     }
 
     #[test]

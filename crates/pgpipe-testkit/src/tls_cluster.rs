@@ -127,8 +127,28 @@ impl TlsCluster {
             .map_err(Clone::clone)
     }
 
-    /// Starts a private one (stopped and deleted on drop).
+    /// Starts a private one (stopped and deleted on drop), of the version
+    /// `PGPIPE_PG_VERSION` names (see [`Cluster::start`]).
     pub fn start(tls: bool) -> Result<TlsCluster, TestkitError> {
+        let server = Server::create_custom(&TlsCluster::setup(tls)?)?;
+        Ok(TlsCluster {
+            cluster: Cluster::from_server(server),
+            tls,
+        })
+    }
+
+    /// Like [`TlsCluster::start`] with PostgreSQL `major`, whatever the
+    /// environment says (see [`Cluster::start_version`]).
+    pub fn start_version(tls: bool, major: u32) -> Result<TlsCluster, TestkitError> {
+        let server = Server::create_version(major, &TlsCluster::setup(tls)?)?;
+        Ok(TlsCluster {
+            cluster: Cluster::from_server(server),
+            tls,
+        })
+    }
+
+    /// The roles, pg_hba.conf lines, files and settings of either kind.
+    fn setup(tls: bool) -> Result<ServerSetup, TestkitError> {
         let mut setup = ServerSetup::default();
         for role in TlsRole::ALL {
             setup.hba_lines.push_str(&role.hba_line());
@@ -165,11 +185,7 @@ impl TlsCluster {
         } else {
             setup.settings = vec![("ssl".into(), "off".into())];
         }
-        let server = Server::create_custom(&setup)?;
-        Ok(TlsCluster {
-            cluster: Cluster::from_server(server),
-            tls,
-        })
+        Ok(setup)
     }
 
     /// Whether this is the `ssl=on` one.
