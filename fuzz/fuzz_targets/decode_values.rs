@@ -1,11 +1,13 @@
 //! Feeds arbitrary bytes to every `Decode` impl of pgpipe-types (scalars,
-//! dates and times, arrays, ranges, multiranges, composites): a server may
-//! send anything, and no input may panic or allocate unchecked.
+//! dates and times, geometric and system types, arrays, ranges,
+//! multiranges, composites): a server may send anything, and no input may
+//! panic or allocate unchecked.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use pgpipe_types::{
+    Circle, Path, PgBox, PgLsn, PgSnapshot, Polygon, Tid,
     Array, BitString, Cidr, CompositeReader, Date, Decode, Inet, Interval, MacAddr, MacAddr8,
     Money, Multirange, Numeric, Range, Time, TimeTz, Timestamp, TimestampTz, Type, WithInfinity,
 };
@@ -19,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, raw)) = data.split_first() else {
         return;
     };
-    match pick % 24 {
+    match pick % 32 {
         0 => feed::<bool>(&Type::BOOL, raw),
         1 => feed::<i64>(&Type::INT8, raw),
         2 => feed::<f64>(&Type::FLOAT8, raw),
@@ -43,6 +45,13 @@ fuzz_target!(|data: &[u8]| {
         20 => feed::<Multirange<i32>>(&Type::INT4MULTIRANGE, raw),
         21 => feed::<Range<Numeric>>(&Type::NUMRANGE, raw),
         22 => feed::<std::collections::BTreeMap<&str, Option<&str>>>(&Type::TEXT, raw),
+        24 => feed::<Path>(&Type::PATH, raw),
+        25 => feed::<Polygon>(&Type::POLYGON, raw),
+        26 => feed::<PgBox>(&Type::BOX, raw),
+        27 => feed::<Circle>(&Type::CIRCLE, raw),
+        28 => feed::<PgSnapshot>(&Type::PG_SNAPSHOT, raw),
+        29 => feed::<PgLsn>(&Type::PG_LSN, raw),
+        30 => feed::<Tid>(&Type::TID, raw),
         _ => {
             if let Ok(mut reader) = CompositeReader::new(&Type::RECORD, raw) {
                 while let Ok(Some(field)) = reader.next_field() {

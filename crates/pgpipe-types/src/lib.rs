@@ -24,24 +24,29 @@ mod bit;
 mod bool;
 mod bytea;
 mod composite;
+mod cursor;
 pub mod datetime;
 mod enums;
 mod error;
 mod float;
+mod geometric;
 mod hstore;
 mod int;
 mod json;
+mod lsn;
 mod money;
 mod net;
 mod numeric;
 mod option;
 mod params;
 mod range;
+mod snapshot;
 mod text;
 mod traits;
 mod ty;
 #[cfg(feature = "uuid")]
 mod uuid;
+mod xid;
 
 pub use array::{Array, ArrayError, Dimension};
 pub use bit::{BitString, BitStringError};
@@ -56,8 +61,10 @@ pub use enums::{
     unknown_enum_label,
 };
 pub use error::{BoxError, UnexpectedNull, WrongType};
+pub use geometric::{Circle, Line, LineSegment, Path, PgBox, Point, Polygon};
 #[cfg(feature = "serde_json")]
 pub use json::Json;
+pub use lsn::{LsnParseError, PgLsn};
 pub use money::Money;
 pub use net::{Cidr, Inet, MacAddr, MacAddr8, NetError};
 pub use numeric::{Numeric, NumericError};
@@ -65,5 +72,7 @@ pub use params::{encode_param, Params};
 pub use pgpipe_proto::frontend::IsNull;
 pub use pgpipe_proto::Oid;
 pub use range::{Multirange, Range};
+pub use snapshot::{PgSnapshot, SnapshotError};
 pub use traits::{Decode, Encode, StaticType, TypeRef};
 pub use ty::{Field, Kind, Type};
+pub use xid::{Cid, Tid, Xid, Xid8};

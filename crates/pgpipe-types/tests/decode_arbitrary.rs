@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use pgpipe_types::{
-    Array, BitString, Cidr, CompositeReader, Date, Decode, Field, Inet, Interval, Kind, MacAddr,
-    MacAddr8, Money, Multirange, Numeric, Range, Time, TimeTz, Timestamp, TimestampTz, Type,
-    WithInfinity,
+    Array, BitString, Cid, Cidr, Circle, CompositeReader, Date, Decode, Field, Inet, Interval,
+    Kind, Line, LineSegment, MacAddr, MacAddr8, Money, Multirange, Numeric, Path, PgBox, PgLsn,
+    PgSnapshot, Point, Polygon, Range, Tid, Time, TimeTz, Timestamp, TimestampTz, Type,
+    WithInfinity, Xid, Xid8,
 };
 use proptest::prelude::*;
 
@@ -149,6 +150,25 @@ proptest! {
         feed::<Range<TimestampTz>>(&Type::TSTZRANGE, &raw);
         feed::<Multirange<i32>>(&Type::INT4MULTIRANGE, &raw);
         feed::<Multirange<i64>>(&Type::INT8MULTIRANGE, &raw);
+    }
+
+    #[test]
+    fn geometric_and_system_types_never_panic(raw in hostile()) {
+        feed::<Point>(&Type::POINT, &raw);
+        feed::<LineSegment>(&Type::LSEG, &raw);
+        feed::<PgBox>(&Type::BOX, &raw);
+        feed::<Path>(&Type::PATH, &raw);
+        feed::<Polygon>(&Type::POLYGON, &raw);
+        feed::<Line>(&Type::LINE, &raw);
+        feed::<Circle>(&Type::CIRCLE, &raw);
+        feed::<PgLsn>(&Type::PG_LSN, &raw);
+        feed::<Tid>(&Type::TID, &raw);
+        feed::<Xid>(&Type::XID, &raw);
+        feed::<Xid8>(&Type::XID8, &raw);
+        feed::<Cid>(&Type::CID, &raw);
+        feed::<PgSnapshot>(&Type::PG_SNAPSHOT, &raw);
+        feed::<Vec<Option<Polygon>>>(&Type::POLYGON_ARRAY, &raw);
+        feed::<Vec<PgSnapshot>>(&Type::PG_SNAPSHOT_ARRAY, &raw);
     }
 
     #[test]

@@ -9,7 +9,9 @@ mod common;
 use std::fmt::Debug;
 use std::future::Future;
 
-use pgpipe::types::Numeric;
+use pgpipe::types::{
+    Circle, Line, LineSegment, Numeric, Path, PgBox, PgLsn, PgSnapshot, Point, Polygon, Tid, Xid8,
+};
 use pgpipe::Client;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -249,4 +251,120 @@ fn numerics() {
             Ok(())
         },
     );
+}
+
+/// Any `f64`, NaN, the infinities and subnormals included.
+fn coordinate() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        4 => any::<f64>(),
+        1 => Just(f64::NAN),
+        1 => Just(-0.0),
+        1 => (-1000i32..1000).prop_map(|i| f64::from(i) / 8.0),
+    ]
+}
+
+fn point() -> impl Strategy<Value = Point> {
+    (coordinate(), coordinate()).prop_map(|(x, y)| Point::new(x, y))
+}
+
+/// `select`, the value compared through `Debug` (bit for bit but for NaN
+/// payloads, which PostgreSQL keeps anyway) and the text with our Display.
+async fn same_geometry<T>(client: &Client, ty: &str, v: &T) -> Result<(), TestCaseError>
+where
+    T: pgpipe::Encode + Sync + for<'a> pgpipe::Decode<'a> + Debug + std::fmt::Display,
+{
+    let (back, text) = select(client, ty, v).await?;
+    prop_assert_eq!(format!("{back:?}"), format!("{v:?}"));
+    prop_assert_eq!(text, v.to_string());
+    Ok(())
+}
+
+#[test]
+fn geometric() {
+    run(
+        "prop_geometric",
+        (
+            point(),
+            point(),
+            prop::collection::vec(point(), 1..8),
+            any::<bool>(),
+            any::<f64>().prop_map(f64::abs),
+        ),
+        |client, (a, b, points, closed, radius)| async move {
+            same_geometry(&client, "point", &a).await?;
+            same_geometry(&client, "lseg", &LineSegment::new(a, b)).await?;
+            same_geometry(&client, "box", &PgBox::new(a, b)).await?;
+            same_geometry(
+                &client,
+                "path",
+                &Path {
+                    points: points.clone(),
+                    closed,
+                },
+            )
+            .await?;
+            same_geometry(&client, "polygon", &Polygon::new(points)).await?;
+            same_geometry(&client, "circle", &Circle::new(a, radius)).await?;
+            if b.x.abs() > 1e-6 || b.y.abs() > 1e-6 {
+                same_geometry(&client, "line", &Line::new(b.x, b.y, a.x)).await?;
+            }
+            Ok(())
+        },
+    );
+}
+
+#[test]
+fn lsn_and_row_ids() {
+    run(
+        "prop_lsn",
+        (any::<u64>(), any::<u64>(), any::<u32>(), any::<u16>()),
+        |client, (a, b, block, offset)| async move {
+            let (x, y) = (PgLsn::new(a), PgLsn::new(b));
+            let (back, text) = select(&client, "pg_lsn", &x).await?;
+            prop_assert_eq!(back, x);
+            prop_assert_eq!(&text, &x.to_string());
+            prop_assert_eq!(text.parse::<PgLsn>().ok(), Some(x));
+            let row = client
+                .query_one(
+                    "SELECT ($1::pg_lsn - $2::pg_lsn)::text, $1::pg_lsn < $2::pg_lsn",
+                    (x, y),
+                )
+                .await
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(row.get::<&str, _>(0), x.diff(y).to_string());
+            prop_assert_eq!(row.get::<bool, _>(1), x < y);
+            let tid = Tid::new(block, offset);
+            let (back, text) = select(&client, "tid", &tid).await?;
+            prop_assert_eq!(back, tid);
+            prop_assert_eq!(text, tid.to_string());
+            let (back, text) = select(&client, "xid8", &Xid8(a)).await?;
+            prop_assert_eq!(back, Xid8(a));
+            prop_assert_eq!(text, a.to_string());
+            Ok(())
+        },
+    );
+}
+
+#[test]
+fn snapshots() {
+    let snapshot = (
+        1u64..u64::MAX / 2,
+        0u64..1 << 40,
+        prop::collection::btree_set(0u64..1 << 40, 0..16),
+    )
+        .prop_map(|(xmin, span, offsets)| {
+            let xmax = xmin + span;
+            let xip = offsets
+                .into_iter()
+                .filter(|o| *o <= span)
+                .map(|o| xmin + o)
+                .collect();
+            PgSnapshot::new(xmin, xmax, xip).unwrap()
+        });
+    run("prop_snapshot", snapshot, |client, s| async move {
+        let (back, text) = select(&client, "pg_snapshot", &s).await?;
+        prop_assert_eq!(&back, &s);
+        prop_assert_eq!(text, s.to_string());
+        Ok(())
+    });
 }

@@ -61,3 +61,44 @@ where
     let err = row.try_get::<T, _>(2).unwrap_err();
     assert!(err.to_string().contains("NULL"), "{ty}: {err}");
 }
+
+/// The check every codec gets against the server: `lit::ty` is read as
+/// `T` and shown by the server as `text`; that value sent back as `$1::ty`
+/// (a prepared statement, so the parameter's type is the server's) is
+/// shown as `text` too and, when `ty` has an `=` operator (`eq`), is
+/// `IS NOT DISTINCT FROM` the literal. Returns the value read.
+pub async fn literal_round_trip<T>(client: &Client, ty: &str, lit: &str, text: &str, eq: bool) -> T
+where
+    T: Encode + Sync + for<'a> Decode<'a> + Debug,
+{
+    let row = client
+        .query_one(
+            &format!("SELECT {lit}::{ty}, format('%s', {lit}::{ty})"),
+            (),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("SELECT {lit}::{ty}: {e}"));
+    let value: T = row
+        .try_get(0)
+        .unwrap_or_else(|e| panic!("reading {lit}::{ty}: {e}"));
+    assert_eq!(row.get::<&str, _>(1), text, "server's text of {lit}::{ty}");
+    let same = if eq {
+        format!("$1::{ty} IS NOT DISTINCT FROM {lit}::{ty}")
+    } else {
+        "true".to_owned()
+    };
+    let statement = client
+        .prepare(&format!("SELECT format('%s', $1::{ty}), {same}"))
+        .await
+        .unwrap_or_else(|e| panic!("preparing the check of {ty}: {e}"));
+    let row = client
+        .query_one(&statement, (&value,))
+        .await
+        .unwrap_or_else(|e| panic!("sending {value:?} as $1::{ty}: {e}"));
+    assert_eq!(row.get::<&str, _>(0), text, "{value:?} sent back as {ty}");
+    assert!(
+        row.get::<bool, _>(1),
+        "{value:?} sent back is not {lit}::{ty}"
+    );
+    value
+}
