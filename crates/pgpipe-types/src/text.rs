@@ -1,14 +1,15 @@
 //! `text`, `varchar`, `bpchar`, `name` (and other types whose binary form is
 //! their UTF-8 text, such as `xml`, `json` and `citext`; `jsonb`'s is its
 //! text after a version byte, which is added and stripped here, so a string
-//! passes JSON through unparsed).
+//! passes JSON through unparsed), and enum values, whose binary form is
+//! their label.
 
 use bytes::BytesMut;
 use pgpipe_proto::frontend::ParamWriter;
 use pgpipe_proto::put::PutInline;
 use pgpipe_proto::EncodeError;
 
-use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
+use crate::{BoxError, Decode, Encode, IsNull, Kind, StaticType, Type, TypeRef};
 
 /// Types that a Rust string may be sent as or read from.
 #[inline]
@@ -27,6 +28,9 @@ fn is_text(ty: &Type) -> bool {
         // client's registry describes them by name (never a built-in, so
         // the usual column skips the name comparison).
         || (ty.is_described() && ty.base().is_named("citext"))
+        // An enum value's binary form is its label (asyncpg and pgx read
+        // and send enums as strings too); the server checks a label sent.
+        || matches!(ty.base().kind(), Kind::Enum(_))
 }
 
 impl StaticType for str {

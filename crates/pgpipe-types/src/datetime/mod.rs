@@ -22,13 +22,17 @@
 //! | `timetz`      | [`TimeTz`]      |                                                   |                    |              |
 //! | `timestamp`   | [`Timestamp`]   | `NaiveDateTime`                                   | `PrimitiveDateTime`|              |
 //! | `timestamptz` | [`TimestampTz`] | `DateTime<Utc>`, `DateTime<FixedOffset>`, `DateTime<Local>` | `OffsetDateTime` | `SystemTime` |
-//! | `interval`    | [`Interval`]    |                                                   |                    |              |
+//! | `interval`    | [`Interval`]    |                                                   |                    | `Duration` (exact, not negative) |
 //!
 //! A value outside the target type's range (a `date` in 5874897 AD read as
 //! `chrono::NaiveDate`, 24:00:00 read as `chrono::NaiveTime`) is an error,
 //! never clamped. Sending a value with nanoseconds drops the digits below
 //! a microsecond (rounding towards the past), as PostgreSQL stores
 //! microseconds; a `chrono` leap second cannot be sent.
+//!
+//! `std::time::Duration` reads an `interval` only when it is an exact,
+//! non-negative time: no months and no days (their length varies), which
+//! is an error naming them otherwise; read those as [`Interval`].
 //!
 //! ```
 //! use pgpipe_types::{Date, Interval, Time, TimestampTz, WithInfinity};
@@ -45,6 +49,7 @@ mod civil;
 mod date;
 pub(crate) mod infinity;
 mod interval;
+mod std_duration;
 mod system_time_parts;
 mod time_of_day;
 mod timestamp;
