@@ -20,6 +20,7 @@ use tokio::io::AsyncWrite;
 use tokio::time::Sleep;
 
 use crate::driver::coalesce;
+use crate::driver::queue::{self, Queue};
 use crate::driver::Shared;
 use crate::driver::Slot;
 use crate::driver::Socket;
@@ -36,24 +37,6 @@ pub(crate) const READ_CHUNK: usize = 64 * 1024;
 /// Default bound on the unread bytes of one response (see
 /// [`Connection::max_buffered`]).
 pub(crate) const DEFAULT_MAX_BUFFERED: usize = 1 << 20;
-
-/// Requests in flight from which new requests gather in the write buffer
-/// instead of going out one write each (see [`Connection::gathers`]).
-const GATHER_DEPTH: usize = 16;
-
-/// The most requests that gather: they go out together once this many
-/// wait.
-const GATHER_MAX: usize = 8;
-
-/// The most bytes gathered before they are written anyway.
-const GATHER_BYTES: usize = 16 * 1024;
-
-/// Whether `slots` queued requests in `bytes` of write buffer are as many
-/// as may gather: the driver writes them, and the queue wakes it when a
-/// request crosses this line (see [`Connection::gathers`]).
-pub(crate) fn gathered_enough(slots: usize, bytes: usize) -> bool {
-    slots >= GATHER_MAX || bytes >= GATHER_BYTES
-}
 
 /// How long to wait for the server to hang up after Terminate.
 const TERMINATE_GRACE: Duration = Duration::from_secs(5);
@@ -164,32 +147,9 @@ impl Connection {
     }
 
     /// Whether the queued requests wait for company instead of being
-    /// written now. Under a deep pipeline each answer wakes one caller,
-    /// whose next request would otherwise be one write (one `send`, and on
-    /// loopback the server's side of TCP too) per statement: most of a
-    /// per-statement client's CPU. So while at least [`GATHER_DEPTH`]
-    /// requests are in flight and the socket is drained, up to
-    /// [`GATHER_MAX`] new ones gather and go out in one write; they go as
-    /// soon as that many wait or fewer are in flight (checked after every
-    /// read). That costs no latency: the server runs requests in order,
-    /// so a new one could not start before those in flight anyway, and
-    /// when it is written many of them are still ahead of it. The cap is
-    /// what keeps that margin: letting every answered caller's request
-    /// wait until only 16 were left starved the backends whenever this
-    /// thread was descheduled (two connections on a busy 2-core machine
-    /// fell from 120k to 85-90k statements/s). It cannot deadlock: what is
-    /// in flight completes without any later write, except for what
-    /// `flush_now` marks (COPY data, CopyFail, Terminate, a session's
-    /// end), and a session's own statements are never held. Not when the
-    /// driver is behind (its last read filled the chunk): the server may
-    /// then be idle, waiting.
-    fn gathers(&self, q: &crate::driver::shared::Queue) -> bool {
-        // Terminate sets `flush_now` too.
-        self.caught_up
-            && self.in_flight.len() >= GATHER_DEPTH
-            && !gathered_enough(q.slots.len(), q.write_buf.len())
-            && !q.flush_now
-            && !q.is_reserved()
+    /// written now (see [`queue::gathers`]).
+    fn gathers(&self, q: &Queue) -> bool {
+        queue::gathers(q, self.in_flight.len(), self.caught_up)
     }
 
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Result<bool, Error> {

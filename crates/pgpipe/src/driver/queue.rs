@@ -1,0 +1,119 @@
+//! The request queue: the write buffer callers encode into, the response
+//! slots waiting to be written, and the gather policy that decides when
+//! the driver takes them.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::task::Waker;
+
+use bytes::BytesMut;
+
+use crate::driver::coalesce;
+use crate::driver::reservation::Reservation;
+use crate::driver::Slot;
+use crate::query::StatementCache;
+
+/// Requests that may be queued or awaiting their answer on one connection.
+pub(crate) const MAX_IN_FLIGHT: usize = 4096;
+
+/// Requests in flight from which new requests gather in the write buffer
+/// instead of going out one write each (see [`gathers`]).
+const GATHER_DEPTH: usize = 16;
+
+/// The most requests that gather: they go out together once this many
+/// wait.
+const GATHER_MAX: usize = 8;
+
+/// The most bytes gathered before they are written anyway.
+const GATHER_BYTES: usize = 16 * 1024;
+
+/// Whether `slots` queued requests in `bytes` of write buffer are as many
+/// as may gather: the driver writes them, and the queue wakes it when a
+/// request crosses this line (see [`gathers`]).
+pub(crate) fn gathered_enough(slots: usize, bytes: usize) -> bool {
+    slots >= GATHER_MAX || bytes >= GATHER_BYTES
+}
+
+/// Whether the queued requests wait for company instead of being
+/// written now. Under a deep pipeline each answer wakes one caller,
+/// whose next request would otherwise be one write (one `send`, and on
+/// loopback the server's side of TCP too) per statement: most of a
+/// per-statement client's CPU. So while at least [`GATHER_DEPTH`]
+/// requests are in flight and the socket is drained, up to
+/// [`GATHER_MAX`] new ones gather and go out in one write; they go as
+/// soon as that many wait or fewer are in flight (checked after every
+/// read). That costs no latency: the server runs requests in order,
+/// so a new one could not start before those in flight anyway, and
+/// when it is written many of them are still ahead of it. The cap is
+/// what keeps that margin: letting every answered caller's request
+/// wait until only 16 were left starved the backends whenever this
+/// thread was descheduled (two connections on a busy 2-core machine
+/// fell from 120k to 85-90k statements/s). It cannot deadlock: what is
+/// in flight completes without any later write, except for what
+/// `flush_now` marks (COPY data, CopyFail, Terminate, a session's
+/// end), and a session's own statements are never held. Not when the
+/// driver is behind (its last read filled the chunk): the server may
+/// then be idle, waiting. `in_flight`: requests written and not yet
+/// answered; `caught_up`: the driver's last read drained the socket.
+pub(super) fn gathers(q: &Queue, in_flight: usize, caught_up: bool) -> bool {
+    // Terminate sets `flush_now` too.
+    caught_up
+        && in_flight >= GATHER_DEPTH
+        && !gathered_enough(q.slots.len(), q.write_buf.len())
+        && !q.flush_now
+        && !q.is_reserved()
+}
+
+/// What callers queue for the driver, under the one short lock of
+/// [`Shared`](crate::driver::Shared).
+pub(crate) struct Queue {
+    pub(crate) write_buf: BytesMut,
+    pub(crate) slots: VecDeque<Arc<Slot>>,
+    /// Why the connection can take no more requests.
+    pub(crate) closed: Option<String>,
+    /// Terminate was queued: the driver finishes once the server hangs up.
+    pub(crate) terminating: bool,
+    /// A caller found the server breaking the protocol (or gave up on a
+    /// query the server would not end): the driver closes the connection,
+    /// failing the other requests with this kind and reason.
+    pub(crate) abort: Option<(crate::ErrorKind, String)>,
+    pub(crate) driver_waker: Option<Waker>,
+    /// While set the driver sends nothing new: a cancel for the only
+    /// request in flight is under way and must not hit a later one.
+    pub(crate) write_gate: bool,
+    /// Something in the write buffer must reach the server now: bytes a
+    /// request in flight waits for (COPY data, CopyDone, CopyFail),
+    /// Terminate, or a session's end. The driver never lets such a buffer
+    /// gather (see [`gathers`]). Cleared when the driver takes
+    /// the buffer.
+    pub(crate) flush_now: bool,
+    /// Lives under the same lock as the write buffer: a lookup and the
+    /// request that relies on it are one atomic step.
+    pub(crate) cache: StatementCache,
+    /// A session (transaction, COPY) that has the connection to itself.
+    pub(super) reservation: Option<Reservation>,
+    /// Handed to requests encoded while another session holds the
+    /// connection: they are sent later, after the session's own requests,
+    /// so they must not rely on (or create) cached statements whose Parse
+    /// would travel in a different order.
+    pub(super) no_cache: StatementCache,
+    /// A COPY IN writer waiting for the write buffer to drain below its
+    /// bound (see [`Shared::poll_write_room`]): woken when the driver takes
+    /// the buffer.
+    pub(crate) writer_waker: Option<Waker>,
+    /// The coalesced group open at the end of `write_buf`, if any.
+    pub(crate) group: coalesce::Open,
+}
+
+impl Queue {
+    /// Ends a coalesced group open at the end of the write buffer.
+    pub(crate) fn seal_group(&mut self) {
+        coalesce::seal(&mut self.group, &mut self.write_buf);
+    }
+
+    /// Whether a session (transaction, COPY) has the connection: its
+    /// statements are never held back (see [`gathers`]).
+    pub(crate) fn is_reserved(&self) -> bool {
+        self.reservation.is_some()
+    }
+}
