@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::{Params, Type};
 
@@ -18,7 +17,7 @@ use crate::query::{
     encode_error, read_response, send_query, send_query_with, Plan, StatementRef, ToStatement,
 };
 use crate::query::{read_simple, SimpleQueryMessage};
-use crate::query::{Column, Row};
+use crate::query::{Column, Event, Reply, Row};
 use crate::types::Resolved;
 use crate::Error;
 use crate::{CancelToken, TransactionStatus};
@@ -811,35 +810,23 @@ impl Client {
             .await?;
         let mut params = Vec::new();
         let mut columns: Arc<[Column]> = Arc::from(Vec::new());
-        let mut error = None;
+        let mut reply = Reply::without_bind();
         loop {
-            let (tag, body) = responses.next_raw().await?;
-            if tag == tag::READY_FOR_QUERY {
-                break;
-            }
-            match Message::parse(tag, body) {
-                Ok(Message::ParseComplete) | Ok(Message::NoData) => {}
-                Ok(Message::ParameterDescription(desc)) => {
-                    params = desc.types().map(Type::from_oid).collect()
-                }
-                Ok(Message::RowDescription(desc)) => {
+            let (tag, body) = responses.next_raw().await.map_err(|e| reply.cut_short(e))?;
+            match reply.event(tag, body) {
+                Event::Ready => break,
+                Event::Step | Event::NoRows | Event::Failed => {}
+                Event::Params(desc) => params = desc.types().map(Type::from_oid).collect(),
+                Event::Columns(desc) => {
                     columns = desc
                         .fields()
                         .map(|f| Column::from_field(&f, &self.shared().types))
                         .collect();
                 }
-                Ok(Message::ErrorResponse(fields)) => {
-                    error.get_or_insert(Error::from_server(&fields));
-                }
-                Ok(other) => {
-                    error.get_or_insert_with(|| Error::unexpected(&other, "while preparing"));
-                }
-                Err(e) => {
-                    error.get_or_insert_with(|| Error::protocol(e.to_string()));
-                }
+                other => reply.unexpected_event(other, "while preparing"),
             }
         }
-        if let Some(e) = error {
+        if let Some(e) = reply.take_error() {
             return Err(self.shared().request_failed(e));
         }
         // Describe user-defined parameter and column types now, so values

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
-use pgpipe_proto::backend::{tag, CommandComplete, Message};
+use pgpipe_proto::backend::tag;
 use pgpipe_proto::frontend;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
@@ -27,7 +27,7 @@ use super::framed::Framed;
 use crate::driver::{Request, Responses, SessionId, Shared, NO_SESSION};
 use crate::error::ErrorKind;
 use crate::observe::Op;
-use crate::query::encode_error;
+use crate::query::{encode_error, Event, Reply};
 use crate::{Client, Error};
 
 /// Data is sent in CopyData messages of at most this many bytes: large
@@ -193,18 +193,20 @@ impl CopyIn {
                 }
             }
         };
-        let error = match Message::parse(tag, body) {
-            Ok(Message::CopyInResponse(_)) => return Ok(()),
-            Ok(Message::ErrorResponse(fields)) => Error::from_server(&fields),
-            Ok(Message::CopyOutResponse(_)) => Error::new(
+        let mut reply = Reply::without_bind();
+        let error = match reply.event(tag, body) {
+            Event::CopyIn => return Ok(()),
+            Event::Failed => reply
+                .take_error()
+                .unwrap_or_else(|| Error::protocol("a failed COPY reply without its error")),
+            Event::CopyOut(_) => Error::new(
                 ErrorKind::InvalidUse,
                 "copy_in needs COPY ... FROM STDIN; this statement is a COPY TO STDOUT (use copy_out)",
             ),
-            Ok(_) => Error::new(
+            _ => Error::new(
                 ErrorKind::InvalidUse,
                 "copy_in needs a COPY ... FROM STDIN statement; the server ran something else",
             ),
-            Err(e) => Error::protocol(e.to_string()),
         };
         // Not in copy mode (or the statement failed): the Sync still ends
         // the request; read its answer so the error is complete.
@@ -317,13 +319,16 @@ impl CopyIn {
                 return Err(e);
             }
         };
-        let error = match Message::parse(tag, body) {
-            Ok(Message::ErrorResponse(fields)) => Error::from_server(&fields),
-            Ok(other) => self
-                .shared
-                .abort(Error::unexpected(&other, "during COPY FROM STDIN")),
-            Err(e) => self.shared.abort(Error::protocol(e.to_string())),
-        };
+        let mut reply = Reply::without_bind();
+        match reply.event(tag, body) {
+            Event::Failed => {}
+            other => reply.unexpected_event(other, "during COPY FROM STDIN"),
+        }
+        let error = self.shared.request_failed(
+            reply
+                .take_error()
+                .unwrap_or_else(|| Error::protocol("a failed COPY reply without its error")),
+        );
         // Stop here: the Sync makes the server answer, and the connection
         // goes back to the others.
         self.pending.reset();
@@ -446,25 +451,18 @@ impl CopyIn {
                 Poll::Ready(Ok(m)) => m,
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
             };
-            match tag {
-                tag::READY_FOR_QUERY => break,
-                tag::COMMAND_COMPLETE => match CommandComplete::rows_in_body(&body) {
-                    Ok(n) => self.end_rows = n.unwrap_or(0),
-                    Err(e) => {
-                        error.get_or_insert_with(|| Error::protocol(e.to_string()));
+            let mut reply = Reply::without_bind();
+            match reply.event(tag, body) {
+                Event::Ready => break,
+                Event::Complete { rows, .. } => self.end_rows = rows,
+                Event::Failed => {
+                    if let Some(e) = reply.take_error() {
+                        error.get_or_insert(e);
                     }
-                },
-                _ => match Message::parse(tag, body) {
-                    Ok(Message::ErrorResponse(fields)) => {
-                        error.get_or_insert_with(|| Error::from_server(&fields));
-                    }
-                    // After a refused statement, whatever it produced
-                    // (rows of a SELECT, a COPY TO's data) is skipped.
-                    Ok(_) => {}
-                    Err(e) => {
-                        error.get_or_insert_with(|| Error::protocol(e.to_string()));
-                    }
-                },
+                }
+                // After a refused statement, whatever it produced
+                // (rows of a SELECT, a COPY TO's data) is skipped.
+                _ => {}
             }
         }
         Poll::Ready(match self.end_error.take() {

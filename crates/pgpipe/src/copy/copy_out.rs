@@ -16,14 +16,14 @@ use std::task::{Context, Poll};
 
 use bytes::{Buf, Bytes};
 use futures_core::Stream;
-use pgpipe_proto::backend::{tag, CommandComplete, Message};
+use pgpipe_proto::backend::tag;
 use pgpipe_proto::frontend;
 use tokio::io::{AsyncRead, ReadBuf};
 
 use crate::driver::{Request, Responses, Shared};
 use crate::error::ErrorKind;
 use crate::observe::Op;
-use crate::query::encode_error;
+use crate::query::{encode_error, Event, Reply};
 use crate::{Client, Error};
 
 /// The output of a `COPY ... TO STDOUT`, from
@@ -187,37 +187,38 @@ impl CopyOut {
                     );
                 }
                 _ if self.error.is_some() => {}
-                tag::COMMAND_COMPLETE => match CommandComplete::rows_in_body(&body) {
-                    Ok(n) => self.rows = Some(n.unwrap_or(0)),
-                    Err(e) => self.error = Some(Error::protocol(e.to_string())),
-                },
-                _ => match Message::parse(tag, body) {
-                    Ok(Message::CopyOutResponse(r)) => self.format = Some(r.format()),
-                    Ok(Message::CopyDone | Message::ParseComplete | Message::BindComplete) => {}
-                    Ok(Message::ErrorResponse(fields)) => {
-                        self.error = Some(if self.format.is_none() && is_our_copy_fail(&fields) {
-                            Error::new(
+                _ => {
+                    let mut reply = Reply::without_bind();
+                    match reply.event(tag, body) {
+                        Event::Complete { rows, .. } => self.rows = Some(rows),
+                        Event::CopyOut(r) => self.format = Some(r.format()),
+                        Event::CopyDone | Event::Step | Event::CopyIn => {}
+                        Event::Failed => {
+                            self.error = reply.take_error().map(|e| {
+                                if self.format.is_none() && is_our_copy_fail(&e) {
+                                    Error::new(
+                                        ErrorKind::InvalidUse,
+                                        "copy_out needs COPY ... TO STDOUT; this statement is a \
+                                         COPY FROM STDIN (use copy_in)",
+                                    )
+                                } else {
+                                    e
+                                }
+                            });
+                        }
+                        Event::Columns(_) | Event::Row(_) | Event::NoRows => {
+                            self.error = Some(Error::new(
                                 ErrorKind::InvalidUse,
-                                "copy_out needs COPY ... TO STDOUT; this statement is a COPY FROM \
-                                 STDIN (use copy_in)",
-                            )
-                        } else {
-                            Error::from_server(&fields)
-                        });
+                                "copy_out needs a COPY ... TO STDOUT statement; the server ran \
+                                 something else",
+                            ));
+                        }
+                        other => {
+                            reply.unexpected_event(other, "during COPY TO STDOUT");
+                            self.error = reply.take_error();
+                        }
                     }
-                    Ok(Message::CopyInResponse(_)) => {}
-                    Ok(Message::RowDescription(_) | Message::DataRow(_) | Message::NoData) => {
-                        self.error = Some(Error::new(
-                            ErrorKind::InvalidUse,
-                            "copy_out needs a COPY ... TO STDOUT statement; the server ran \
-                             something else",
-                        ));
-                    }
-                    Ok(other) => {
-                        self.error = Some(Error::unexpected(&other, "during COPY TO STDOUT"))
-                    }
-                    Err(e) => self.error = Some(Error::protocol(e.to_string())),
-                },
+                }
             }
         }
     }
@@ -288,11 +289,9 @@ impl Drop for OpenGateOnDrop {
 }
 
 /// Whether an error is the server's answer to the CopyFail we sent.
-fn is_our_copy_fail(fields: &pgpipe_proto::backend::ErrorFields) -> bool {
-    match crate::error::DbError::parse(fields) {
-        Ok(db) => db.message().contains("pgpipe: copy_out needs"),
-        Err(_) => false,
-    }
+fn is_our_copy_fail(e: &Error) -> bool {
+    e.as_db_error()
+        .is_some_and(|db| db.message().contains("pgpipe: copy_out needs"))
 }
 
 impl Stream for CopyOut {

@@ -133,14 +133,6 @@ impl Error {
         self
     }
 
-    /// The error a server reported, or a protocol error if its report is
-    /// malformed (no SQLSTATE, say).
-    pub(crate) fn from_server(fields: &pgpipe_proto::backend::ErrorFields) -> Error {
-        DbError::parse(fields)
-            .map(Error::db)
-            .unwrap_or_else(Error::protocol)
-    }
-
     /// A message that has no place in the response being read.
     pub(crate) fn unexpected(msg: &pgpipe_proto::backend::Message, during: &str) -> Error {
         Error::protocol(format!(

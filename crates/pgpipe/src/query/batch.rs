@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use pgpipe_proto::backend::{tag, CommandComplete, Message};
+use pgpipe_proto::backend::tag;
 use pgpipe_proto::frontend::{self, ParamWriter};
 use pgpipe_proto::EncodeError;
 use pgpipe_types::{Oid, Params, Type, TypeRef};
@@ -13,7 +13,7 @@ use crate::error::ErrorKind;
 use crate::query::{
     check_prepared, encode_statement, read_response, Plan, StatementRef, ToStatement,
 };
-use crate::query::{Column, Row};
+use crate::query::{Column, Event, Reply, Row};
 use crate::types::{ParamTypes, Resolved};
 use crate::{Client, Error};
 
@@ -332,51 +332,40 @@ impl<'a> Batch<'a> {
         let mut results: Vec<BatchResult> = Vec::with_capacity(plans.len());
         let mut rows = Vec::new();
         let mut columns: Option<Arc<[Column]>> = plans.first().and_then(Plan::columns);
-        let mut error: Option<(usize, Error)> = None;
+        let mut failed_at: Option<usize> = None;
         let mut parsed_current = false;
+        let mut reply = Reply::extended();
         loop {
-            let (tag, body) = responses.next_raw().await?;
-            if tag == tag::READY_FOR_QUERY {
-                break;
-            }
+            let (tag, body) = responses.next_raw().await.map_err(|e| reply.cut_short(e))?;
             let i = results.len();
-            if error.is_some() {
+            if failed_at.is_some() && tag != tag::READY_FOR_QUERY {
                 continue;
             }
-            if tag == tag::DATA_ROW {
-                match columns.as_ref().map(|cols| Row::from_body(cols, body)) {
+            match reply.event(tag, body) {
+                Event::Ready => break,
+                Event::Row(body) => match columns.as_ref().map(|cols| Row::from_body(cols, body)) {
                     Some(Ok(row)) => rows.push(row),
-                    Some(Err(e)) => error = Some((i, e)),
-                    None => error = Some((i, Error::protocol("DataRow before RowDescription"))),
+                    Some(Err(e)) => reply.fail(e),
+                    None => reply.fail(Error::protocol("DataRow before RowDescription")),
+                },
+                // The end of one statement's result.
+                Event::Complete { rows: n, .. } => {
+                    results.push(BatchResult {
+                        rows: std::mem::take(&mut rows),
+                        rows_affected: n,
+                    });
+                    parsed_current = false;
+                    columns = plans.get(i + 1).and_then(Plan::columns);
                 }
-                continue;
-            }
-            // The end of one statement's result: its row count read straight
-            // from the bytes (a malformed EmptyQueryResponse goes on to
-            // `Message::parse`, which reports it).
-            let ended = match tag {
-                tag::COMMAND_COMPLETE => Some(CommandComplete::rows_in_body(&body)),
-                tag::EMPTY_QUERY_RESPONSE if body.is_empty() => Some(Ok(None)),
-                _ => None,
-            };
-            if let Some(ended) = ended {
-                let rows_affected = match ended {
-                    Ok(n) => n.unwrap_or(0),
-                    Err(e) => {
-                        error = Some((i, Error::protocol(e.to_string())));
-                        continue;
-                    }
-                };
-                results.push(BatchResult {
-                    rows: std::mem::take(&mut rows),
-                    rows_affected,
-                });
-                parsed_current = false;
-                columns = plans.get(i + 1).and_then(Plan::columns);
-                continue;
-            }
-            match Message::parse(tag, body) {
-                Ok(Message::RowDescription(desc)) => {
+                Event::Empty => {
+                    results.push(BatchResult {
+                        rows: std::mem::take(&mut rows),
+                        rows_affected: 0,
+                    });
+                    parsed_current = false;
+                    columns = plans.get(i + 1).and_then(Plan::columns);
+                }
+                Event::Columns(desc) => {
                     let cols: Arc<[Column]> = desc
                         .fields()
                         .map(|f| Column::from_field(&f, &self.client.shared().types))
@@ -386,16 +375,16 @@ impl<'a> Batch<'a> {
                     }
                     columns = Some(cols);
                 }
-                Ok(Message::NoData) => columns = Some(Arc::from(Vec::new())),
-                Ok(Message::ParseComplete) => parsed_current = true,
-                Ok(Message::BindComplete) | Ok(Message::CloseComplete) => {}
-                Ok(Message::ErrorResponse(fields)) => {
-                    error = Some((i, Error::from_server(&fields)))
-                }
-                Ok(other) => error = Some((i, Error::unexpected(&other, "in a batch response"))),
-                Err(e) => error = Some((i, Error::protocol(e.to_string()))),
+                Event::NoRows => columns = Some(Arc::from(Vec::new())),
+                Event::Step => parsed_current |= reply.parsed(),
+                Event::Failed => {}
+                other => reply.unexpected_event(other, "in a batch response"),
+            }
+            if reply.error().is_some() {
+                failed_at = Some(i);
             }
         }
+        let error = failed_at.zip(reply.take_error());
         match error {
             None => {
                 self.describe(&mut results).await?;

@@ -3,10 +3,10 @@
 //! the unnamed statement (so a pending BEGIN can travel in front of it).
 
 use bytes::BytesMut;
-use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, Encoder};
 
 use super::encode_error;
+use super::{Event, Reply};
 use crate::driver::{Request, Responses, Shared};
 use crate::{Client, Error};
 
@@ -59,36 +59,24 @@ pub(crate) async fn read_control(
     shared: &Shared,
     responses: &mut Responses,
 ) -> Result<Ended, Error> {
-    let mut error = None;
+    let mut reply = Reply::extended();
     let mut ended = Ended::Done;
     loop {
-        let (t, body) = responses.next_raw().await?;
-        match t {
-            tag::READY_FOR_QUERY => break,
-            tag::PARSE_COMPLETE | tag::BIND_COMPLETE => {}
-            tag::COMMAND_COMPLETE => {
-                ended = if body.starts_with(b"ROLLBACK") {
+        let (t, body) = responses.next_raw().await.map_err(|e| reply.cut_short(e))?;
+        match reply.event(t, body) {
+            Event::Ready => break,
+            Event::Step | Event::Failed => {}
+            Event::Complete { tag, .. } => {
+                ended = if tag.starts_with(b"ROLLBACK") {
                     Ended::RolledBack
                 } else {
                     Ended::Done
                 };
             }
-            _ => match Message::parse(t, body) {
-                Ok(Message::ErrorResponse(fields)) => {
-                    error.get_or_insert(Error::from_server(&fields));
-                }
-                Ok(other) => {
-                    error.get_or_insert_with(|| {
-                        Error::unexpected(&other, "in a transaction control response")
-                    });
-                }
-                Err(e) => {
-                    error.get_or_insert_with(|| Error::protocol(e.to_string()));
-                }
-            },
+            other => reply.unexpected_event(other, "in a transaction control response"),
         }
     }
-    match error {
+    match reply.take_error() {
         Some(e) => Err(shared.request_failed(e)),
         None => Ok(ended),
     }

@@ -9,6 +9,7 @@ pub(crate) mod control;
 mod encode;
 pub mod from_row;
 mod portal;
+mod reply;
 mod response;
 mod row;
 mod row_batch;
@@ -25,6 +26,7 @@ pub(crate) use encode::{
 pub use encode::{StatementRef, ToStatement};
 pub use from_row::FromRow;
 pub use portal::Portal;
+pub(crate) use reply::{Event, Reply};
 pub(crate) use response::read_response;
 pub use row::{Column, Row, RowIndex};
 pub use row_batch::{RowBatch, RowRef};

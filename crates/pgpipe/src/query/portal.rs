@@ -3,14 +3,13 @@
 
 use std::sync::Arc;
 
-use pgpipe_proto::backend::{tag, Message};
 use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::Params;
 
 use crate::driver::{Request, SessionId, Shared};
 use crate::error::ErrorKind;
 use crate::query::{bind_to, check_prepared, encode_error, StatementRef, ToStatement};
-use crate::query::{Column, Row};
+use crate::query::{Column, Event, Reply, Row};
 use crate::{Client, Error};
 
 /// A bound statement whose rows are fetched in pieces: the server keeps the
@@ -101,33 +100,22 @@ impl Client {
             })
             .await?;
         let mut columns: Arc<[Column]> = Arc::from(Vec::new());
-        let mut error = None;
+        let mut reply = Reply::extended();
         loop {
-            let (tag, body) = responses.next_raw().await?;
-            if tag == tag::READY_FOR_QUERY {
-                break;
-            }
-            match Message::parse(tag, body) {
-                Ok(Message::ParseComplete) | Ok(Message::BindComplete) | Ok(Message::NoData) => {}
-                Ok(Message::RowDescription(desc)) => {
+            let (tag, body) = responses.next_raw().await.map_err(|e| reply.cut_short(e))?;
+            match reply.event(tag, body) {
+                Event::Ready => break,
+                Event::Step | Event::NoRows | Event::Failed => {}
+                Event::Columns(desc) => {
                     columns = desc
                         .fields()
                         .map(|f| Column::from_field(&f, &shared.types))
                         .collect();
                 }
-                Ok(Message::ErrorResponse(fields)) => {
-                    error.get_or_insert(Error::from_server(&fields));
-                }
-                Ok(other) => {
-                    error
-                        .get_or_insert_with(|| Error::unexpected(&other, "while binding a portal"));
-                }
-                Err(e) => {
-                    error.get_or_insert_with(|| Error::protocol(e.to_string()));
-                }
+                other => reply.unexpected_event(other, "while binding a portal"),
             }
         }
-        if let Some(e) = error {
+        if let Some(e) = reply.take_error() {
             return Err(shared.request_failed(e));
         }
         if responses.ended_idle() {
@@ -181,41 +169,21 @@ impl Portal {
             })
             .await?;
         let mut rows = Vec::new();
-        let mut error = None;
+        let mut reply = Reply::without_bind();
         loop {
-            let (tag, body) = responses.next_raw().await?;
-            if tag == tag::READY_FOR_QUERY {
-                break;
-            }
-            if tag == tag::DATA_ROW {
-                match Row::from_body(&self.columns, body) {
+            let (tag, body) = responses.next_raw().await.map_err(|e| reply.cut_short(e))?;
+            match reply.event(tag, body) {
+                Event::Ready => break,
+                Event::Row(body) => match Row::from_body(&self.columns, body) {
                     Ok(row) => rows.push(row),
-                    Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
-                continue;
-            }
-            match Message::parse(tag, body) {
-                Ok(Message::PortalSuspended) => {}
-                Ok(Message::CommandComplete(_)) | Ok(Message::EmptyQueryResponse) => {
-                    self.exhausted = true
-                }
-                Ok(Message::ErrorResponse(fields)) => {
-                    self.exhausted = true;
-                    error.get_or_insert(Error::from_server(&fields));
-                }
-                Ok(other) => {
-                    error.get_or_insert_with(|| {
-                        Error::unexpected(&other, "while fetching from a portal")
-                    });
-                }
-                Err(e) => {
-                    error.get_or_insert_with(|| Error::protocol(e.to_string()));
-                }
+                    Err(e) => reply.fail(e),
+                },
+                Event::Suspended => {}
+                Event::Complete { .. } | Event::Empty | Event::Failed => self.exhausted = true,
+                other => reply.unexpected_event(other, "while fetching from a portal"),
             }
         }
-        match error {
+        match reply.take_error() {
             Some(e) => Err(self.shared.request_failed(e)),
             None => Ok(rows),
         }

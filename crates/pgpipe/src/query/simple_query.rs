@@ -8,7 +8,7 @@ use pgpipe_proto::backend::{tag, Message};
 use crate::driver::Responses;
 use crate::driver::Shared;
 use crate::error::ErrorKind;
-use crate::query::{Column, RowIndex};
+use crate::query::{Column, Event, Reply, RowIndex};
 use crate::Error;
 
 /// One item of a [`Client::simple_query`](crate::Client::simple_query) result.
@@ -92,66 +92,51 @@ pub(crate) async fn read_simple(
 ) -> Result<Vec<SimpleQueryMessage>, Error> {
     let mut out = Vec::new();
     let mut columns: Option<Arc<[Column]>> = None;
-    let mut error = None;
+    let mut reply = Reply::without_bind();
     loop {
-        let (tag, body) = responses.next_raw().await?;
-        if tag == tag::READY_FOR_QUERY {
-            break;
-        }
-        match Message::parse(tag, body) {
-            Ok(Message::RowDescription(desc)) => {
+        let (t, body) = responses.next_raw().await.map_err(|e| reply.cut_short(e))?;
+        match reply.event(t, body) {
+            Event::Ready => break,
+            Event::Columns(desc) => {
                 columns = Some(
                     desc.fields()
                         .map(|f| Column::from_field(&f, &shared.types))
                         .collect(),
                 );
             }
-            Ok(Message::DataRow(row)) => match &columns {
-                Some(cols) if cols.len() == row.column_count() => {
+            // Text rows are split into their values here: the simple
+            // protocol is not the hot path.
+            Event::Row(body) => match (Message::parse(tag::DATA_ROW, body), &columns) {
+                (Ok(Message::DataRow(row)), Some(cols)) if cols.len() == row.column_count() => {
                     out.push(SimpleQueryMessage::Row(SimpleQueryRow {
                         columns: cols.clone(),
                         values: row.ranges().collect(),
                         body: row.buffer().clone(),
                     }));
                 }
-                _ => {
-                    error.get_or_insert_with(|| {
-                        Error::protocol("DataRow does not match the RowDescription")
-                    });
-                }
+                (Err(e), _) => reply.fail(Error::protocol(e.to_string())),
+                _ => reply.fail(Error::protocol("DataRow does not match the RowDescription")),
             },
-            Ok(Message::CommandComplete(cc)) => {
+            Event::Complete { rows, .. } => {
                 columns = None;
-                out.push(SimpleQueryMessage::CommandComplete(cc.rows().unwrap_or(0)));
+                out.push(SimpleQueryMessage::CommandComplete(rows));
             }
-            Ok(Message::EmptyQueryResponse) => {}
-            Ok(Message::ErrorResponse(fields)) => {
-                let e = Error::from_server(&fields);
-                error.get_or_insert(e);
-            }
-            Ok(Message::CopyInResponse(_)) => {
+            Event::Empty | Event::Failed => {}
+            Event::CopyIn => {
                 // The server now waits for data; fail the COPY so it answers
                 // with an error and ReadyForQuery instead of hanging.
                 shared.refuse_copy_in();
             }
-            Ok(Message::CopyOutResponse(_)) | Ok(Message::CopyData(_)) | Ok(Message::CopyDone) => {
-                error.get_or_insert_with(|| {
-                    Error::new(
-                        ErrorKind::Unsupported,
-                        "COPY TO STDOUT is not supported through simple_query yet",
-                    )
-                });
+            Event::CopyOut(_) | Event::CopyData | Event::CopyDone => {
+                reply.fail(Error::new(
+                    ErrorKind::Unsupported,
+                    "COPY TO STDOUT is not supported through simple_query yet",
+                ));
             }
-            Ok(other) => {
-                error
-                    .get_or_insert_with(|| Error::unexpected(&other, "in a simple query response"));
-            }
-            Err(e) => {
-                error.get_or_insert_with(|| Error::protocol(e.to_string()));
-            }
+            other => reply.unexpected_event(other, "in a simple query response"),
         }
     }
-    match error {
+    match reply.take_error() {
         Some(e) => Err(shared.request_failed(e)),
         None => Ok(out),
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_core::Stream;
-use pgpipe_proto::backend::{tag, Message};
+use pgpipe_proto::backend::tag;
 
 use crate::driver::Responses;
 use crate::driver::Shared;
@@ -16,6 +16,7 @@ use crate::query::row::check_column_count;
 use crate::query::row_batch::data_row_at;
 use crate::query::Plan;
 use crate::query::{Column, Row, RowBatch};
+use crate::query::{Event, Reply};
 use crate::Error;
 
 /// The rows of a query, as they arrive. Returned by
@@ -50,7 +51,7 @@ pub struct RowStream {
     plan: Plan,
     columns: Option<Arc<[Column]>>,
     rows_affected: Option<u64>,
-    error: Option<Error>,
+    reply: Reply,
     done: bool,
     /// The operation's span: open until the stream ends or is dropped.
     op: Op,
@@ -66,7 +67,7 @@ impl RowStream {
             plan,
             columns,
             rows_affected: None,
-            error: None,
+            reply: Reply::extended(),
             done: false,
             op,
             rows: 0,
@@ -150,27 +151,29 @@ impl RowStream {
             Poll::Ready(Ok(m)) => m,
             Poll::Ready(Err(e)) => {
                 self.done = true;
-                return Poll::Ready(Step::End(Some(e)));
+                return Poll::Ready(Step::End(Some(self.reply.cut_short(e))));
             }
         };
         if tag == tag::READY_FOR_QUERY {
             self.done = true;
             return Poll::Ready(Step::End(self.finish().err()));
         }
-        if self.error.is_some() {
+        if self.reply.error().is_some() {
             // Only ReadyForQuery matters after an error.
             return Poll::Ready(Step::Continue);
         }
         if tag == tag::DATA_ROW {
             match self.columns.as_ref().map(|cols| Row::from_body(cols, body)) {
                 Some(Ok(row)) => return Poll::Ready(Step::Row(row)),
-                Some(Err(e)) => self.error = Some(e),
-                None => self.error = Some(Error::protocol("DataRow before RowDescription")),
+                Some(Err(e)) => self.reply.fail(e),
+                None => self
+                    .reply
+                    .fail(Error::protocol("DataRow before RowDescription")),
             }
             return Poll::Ready(Step::Continue);
         }
-        match Message::parse(tag, body) {
-            Ok(Message::RowDescription(desc)) => {
+        match self.reply.event(tag, body) {
+            Event::Columns(desc) => {
                 let cols: Arc<[Column]> = desc
                     .fields()
                     .map(|f| Column::from_field(&f, &self.shared.types))
@@ -185,21 +188,25 @@ impl RowStream {
                 }
                 self.columns = Some(cols);
             }
-            Ok(Message::NoData) => self.columns = Some(Arc::from(Vec::new())),
-            Ok(Message::CommandComplete(cc)) => self.rows_affected = Some(cc.rows().unwrap_or(0)),
-            Ok(Message::ParseComplete)
-            | Ok(Message::BindComplete)
-            | Ok(Message::CloseComplete)
-            | Ok(Message::EmptyQueryResponse)
-            | Ok(Message::PortalSuspended) => {}
-            Ok(Message::CopyInResponse(_)) => {
-                self.error = Some(crate::copy::copy_in_reached_the_server(&self.shared));
+            Event::NoRows => self.columns = Some(Arc::from(Vec::new())),
+            Event::Complete { rows, .. } => self.rows_affected = Some(rows),
+            Event::Step | Event::Empty | Event::Suspended | Event::Failed => {}
+            Event::CopyIn => {
+                self.reply
+                    .fail(crate::copy::copy_in_reached_the_server(&self.shared));
             }
-            Ok(Message::ErrorResponse(fields)) => {
-                self.error = Some(Error::from_server(&fields));
+            // Both are handled above, before the reader.
+            Event::Row(_) | Event::Ready => {}
+            Event::CopyOut(_) | Event::CopyData | Event::CopyDone => {
+                self.reply.fail(Error::new(
+                    ErrorKind::Unsupported,
+                    "COPY TO STDOUT is not supported through query methods yet",
+                ));
             }
-            Ok(other) => self.error = Some(Error::unexpected(&other, "in a query response")),
-            Err(e) => self.error = Some(Error::protocol(e.to_string())),
+            Event::Params(_) => self.reply.fail(Error::protocol(
+                "unexpected ParameterDescription in a query response",
+            )),
+            Event::Other(other) => self.reply.unexpected(&other, "in a query response"),
         }
         Poll::Ready(Step::Continue)
     }
@@ -209,7 +216,7 @@ impl RowStream {
     /// are handled as [`next`](Self::next) handles them.
     fn poll_batch(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<(), Error>>> {
         loop {
-            if !self.done && self.error.is_none() {
+            if !self.done && self.reply.error().is_none() {
                 if let Some(cols) = &self.columns {
                     match self.responses.poll_fill(cx) {
                         Poll::Pending => return Poll::Pending,
@@ -251,7 +258,7 @@ impl RowStream {
     }
 
     fn finish(&mut self) -> Result<(), Error> {
-        let Some(e) = self.error.take() else {
+        let Some(e) = self.reply.take_error() else {
             return Ok(());
         };
         if let Plan::Cached { name, .. } = &self.plan {
