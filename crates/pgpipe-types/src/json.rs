@@ -56,8 +56,13 @@ mod serde {
     /// `Json<T>` encodes any `T: Serialize` and decodes any
     /// `T: Deserialize`, borrowing from the row where `T` borrows (such as
     /// `Json<&str>` for a JSON string without escapes, or a struct with
-    /// `&'a str` fields). Parameters are declared as `jsonb`; a `json`
-    /// parameter or column works as well.
+    /// `&'a str` fields). Parameters are declared as `jsonb` when the
+    /// statement's types are not known (SQL text: parameter types come from
+    /// the Rust values); a `json` parameter or column works as well. A value
+    /// holding a NUL character (`"a\u0000b"`, which a `json` column can
+    /// hold) cannot be `jsonb`: it is refused before sending when the
+    /// parameter is `jsonb`, so send it to a `json` parameter through a
+    /// prepared statement, whose parameter types are the server's.
     ///
     /// ```
     /// use pgpipe_types::{Decode, Encode, Json, Type};
@@ -110,12 +115,39 @@ mod serde {
         ty: &Type,
         buf: &mut BytesMut,
     ) -> Result<IsNull, BoxError> {
+        let start = buf.len();
         if is_jsonb(ty) {
             buf.put_u8_inline(JSONB_VERSION);
         }
         serde_json::to_writer(buf.writer(), value)
             .map_err(|e| format!("cannot serialize the value as JSON: {e}"))?;
+        if is_jsonb(ty) && has_escaped_nul(&buf[start + 1..]) {
+            buf.truncate(start);
+            return Err(JSONB_NUL.into());
+        }
         Ok(IsNull::No)
+    }
+
+    /// Why a value with a NUL character is refused as `jsonb`.
+    const JSONB_NUL: &str = "a JSON string holding \\u0000 cannot be sent as jsonb: PostgreSQL's jsonb cannot store the NUL character and refuses it (22P05). A json column or parameter can hold it: prepare the statement, so that the parameter's type is json (as SQL text, a serde_json value is declared jsonb)";
+
+    /// Whether serialized JSON text holds the escape `\u0000` (a NUL in a
+    /// string or a key). Outside strings serde_json writes no backslash,
+    /// and inside one each escape is a backslash and the character after
+    /// it, so `\\u0000` (a backslash, then `u0000`) is skipped.
+    fn has_escaped_nul(text: &[u8]) -> bool {
+        let mut i = 0;
+        while let Some(p) = text[i..].iter().position(|&b| b == b'\\') {
+            let at = i + p;
+            if text.get(at + 1..at + 6) == Some(&b"u0000"[..]) {
+                return true;
+            }
+            i = at + 2;
+            if i >= text.len() {
+                break;
+            }
+        }
+        false
     }
 
     impl<T> StaticType for Json<T> {
@@ -192,6 +224,26 @@ mod serde {
     mod tests {
         use super::*;
         use serde_json::json;
+
+        #[test]
+        fn nul_is_json_only() {
+            let v = json!({"k\u{0}": "a\u{0}b"});
+            assert_eq!(encoded(&v, &Type::JSON), br#"{"k\u0000":"a\u0000b"}"#);
+            let mut buf = BytesMut::from(&b"before"[..]);
+            let err = v.encode(&Type::JSONB, &mut buf).unwrap_err();
+            assert!(err.to_string().contains("cannot be sent as jsonb"), "{err}");
+            assert_eq!(&buf[..], b"before", "nothing left of the refused value");
+            assert!(Json("\u{0}").encode(&Type::JSONB, &mut buf).is_err());
+            // A backslash followed by u0000 is not a NUL.
+            let fine = json!(["\\u0000", "\\", "x\\\\"]);
+            assert_eq!(
+                &encoded(&fine, &Type::JSONB)[1..],
+                br#"["\\u0000","\\","x\\\\"]"#
+            );
+            assert!(!has_escaped_nul(br"\"));
+            assert!(!has_escaped_nul(b"\\"));
+            assert!(has_escaped_nul(br#""\\\u0000""#));
+        }
 
         fn encoded<T: Encode>(v: &T, ty: &Type) -> Vec<u8> {
             let mut buf = BytesMut::new();

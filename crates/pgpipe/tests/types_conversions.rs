@@ -1,6 +1,7 @@
 //! Reading values into the Rust types peers read them into: enum values
-//! as strings, exact intervals as `std::time::Duration`; against the real
-//! server, with the errors for what does not fit.
+//! as strings, exact intervals as `std::time::Duration`, `json` with a NUL
+//! back to `json`; against the real server, with the errors for what does
+//! not fit.
 
 mod common;
 
@@ -9,6 +10,7 @@ use std::time::Duration;
 use common::values::{literal, literal_round_trip, null, round_trip};
 use common::{bounded, connect, database};
 use pgpipe::types::Interval;
+use serde_json::{json, Value};
 
 #[tokio::test]
 async fn enums_read_and_sent_as_strings() {
@@ -155,6 +157,74 @@ async fn exact_intervals_as_durations() {
         assert_eq!(row.get::<Vec<Duration>, _>(0), all);
         assert_eq!(row.get::<&str, _>(1), "{00:00:00,00:00:59}");
         null::<Duration>(&client, "interval").await;
+    })
+    .await;
+}
+
+/// A `serde_json::Value` holding a NUL, read from a `json` column, goes
+/// back to `json` through a prepared statement (its parameter type is the
+/// server's); as SQL text it is declared `jsonb`, which cannot hold a NUL,
+/// and is refused before sending with an error that says what to do.
+#[tokio::test]
+async fn json_with_nul_goes_back_to_json() {
+    bounded(async {
+        let db = database("conv_json_nul");
+        let client = connect(&db).await;
+        client.execute("CREATE TABLE docs (id int, doc json)", ()).await.unwrap();
+        client
+            .execute(r#"INSERT INTO docs VALUES (1, '"a\u0000b"'), (2, '{"k\u0000":[1]}')"#, ())
+            .await
+            .unwrap();
+        let values: Vec<Value> = client
+            .query("SELECT doc FROM docs ORDER BY id", ())
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert_eq!(values[0], json!("a\u{0}b"));
+        assert_eq!(values[1], json!({"k\u{0}": [1]}));
+
+        let check = client
+            .prepare("SELECT format('%s', $1::json), $1::json::text = (SELECT doc::text FROM docs WHERE id = $2)")
+            .await
+            .unwrap();
+        let insert = client.prepare("INSERT INTO docs VALUES ($1, $2)").await.unwrap();
+        for (i, v) in values.iter().enumerate() {
+            let row = client.query_one(&check, (v, i as i32 + 1)).await.unwrap();
+            assert!(row.get::<bool, _>(1), "{v} sent back as json");
+            client.execute(&insert, (i as i32 + 10, v)).await.unwrap();
+        }
+        let row = client
+            .query_one("SELECT doc::text FROM docs WHERE id = 10", ())
+            .await
+            .unwrap();
+        assert_eq!(row.get::<&str, _>(0), r#""a\u0000b""#);
+
+        // As SQL text: declared jsonb, refused by us (no server error),
+        // with the remedy in the message.
+        for sql in ["SELECT $1::json", "SELECT $1::jsonb", "INSERT INTO docs VALUES (3, $1)"] {
+            let err = client.execute(sql, (&values[0],)).await.unwrap_err();
+            let msg = format!("{err:#}");
+            assert!(msg.contains("cannot be sent as jsonb") && msg.contains("prepare the statement"), "{sql}: {msg}");
+            assert!(err.code().is_none(), "{sql}: refused by the server: {err}");
+        }
+        // A jsonb parameter cannot hold it either way: the server agrees.
+        let err = client
+            .execute(r#"SELECT '"a\u0000b"'::jsonb"#, ())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code().map(|c| c.code()), Some("22P05"), "{err}");
+        let jsonb = client.prepare("SELECT $1::jsonb").await.unwrap();
+        assert!(client.query_one(&jsonb, (&values[0],)).await.unwrap_err().code().is_none());
+        // Without a NUL, SQL text works for both (the json one went
+        // through jsonb, so it reads back in jsonb's spacing).
+        let row = client
+            .query_one("SELECT $1::json::text, $1::jsonb::text", (json!({"a": "b"}),))
+            .await
+            .unwrap();
+        assert_eq!(row.get::<&str, _>(0), r#"{"a": "b"}"#);
+        assert_eq!(row.get::<&str, _>(1), r#"{"a": "b"}"#);
     })
     .await;
 }
