@@ -200,6 +200,19 @@ pub enum TransactionStatus {
     Failed,
 }
 
+impl TransactionStatus {
+    /// The status a ReadyForQuery's status byte stands for, `None` for a
+    /// byte that is none.
+    pub const fn from_byte(status: u8) -> Option<TransactionStatus> {
+        match status {
+            b'I' => Some(TransactionStatus::Idle),
+            b'T' => Some(TransactionStatus::InTransaction),
+            b'E' => Some(TransactionStatus::Failed),
+            _ => None,
+        }
+    }
+}
+
 /// A decoded backend message. Bodies are zero-copy views into the read buffer,
 /// validated when the message was parsed so their accessors cannot fail.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -393,14 +406,12 @@ fn parse_ready_for_query(body: &[u8]) -> Result<TransactionStatus, DecodeErrorKi
     let mut r = Reader::new(body);
     let status = r.u8("transaction status")?;
     r.finish("transaction status")?;
-    match status {
-        b'I' => Ok(TransactionStatus::Idle),
-        b'T' => Ok(TransactionStatus::InTransaction),
-        b'E' => Ok(TransactionStatus::Failed),
-        other => Err(malformed(format!(
-            "unknown transaction status {other:#04x}{}",
-            if other.is_ascii_graphic() {
-                format!(" ('{}')", other as char)
+    match TransactionStatus::from_byte(status) {
+        Some(s) => Ok(s),
+        None => Err(malformed(format!(
+            "unknown transaction status {status:#04x}{}",
+            if status.is_ascii_graphic() {
+                format!(" ('{}')", status as char)
             } else {
                 String::new()
             }

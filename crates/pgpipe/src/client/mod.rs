@@ -935,11 +935,7 @@ impl Client {
     /// block, or inside a failed one. With requests in flight this is the
     /// state after the latest answered one.
     pub fn transaction_status(&self) -> TransactionStatus {
-        match self.shared().transaction_status() {
-            b'T' => TransactionStatus::InTransaction,
-            b'E' => TransactionStatus::Failed,
-            _ => TransactionStatus::Idle,
-        }
+        self.shared().transaction_status()
     }
 
     /// Requests sent or queued on this connection whose answer has not

@@ -247,7 +247,7 @@ impl Drop for CopyOut {
         // can only hit this COPY (or, if it has just ended, an idle backend,
         // which ignores it). Decided now, before the caller can queue
         // anything else; otherwise the driver drains the rest.
-        if self.shared.transaction_status() != b'I' {
+        if self.shared.transaction_status() != crate::TransactionStatus::Idle {
             return;
         }
         let slot = self.responses.slot().clone();

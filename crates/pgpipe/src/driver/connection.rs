@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, BytesMut};
-use pgpipe_proto::backend::{tag, Decoder, Message};
+use pgpipe_proto::backend::{tag, Decoder, Message, TransactionStatus};
 use tokio::io::AsyncWrite;
 use tokio::time::Sleep;
 
@@ -223,7 +223,7 @@ impl Connection {
                 Some(h) => h,
                 None => break,
             };
-            if !is_backend_tag(header.tag) {
+            if tag::name(header.tag).is_none() {
                 return Err(Error::protocol(format!(
                     "unknown message type 0x{:02x} ({:?}) from the server",
                     header.tag, header.tag as char
@@ -247,7 +247,11 @@ impl Connection {
                     // The status byte follows the 5-byte header; the length
                     // was framed, so it is there (get() keeps that unchecked
                     // assumption from ever panicking).
-                    if let Some(&status) = self.read_buf.get(run + 5) {
+                    if let Some(status) = self
+                        .read_buf
+                        .get(run + 5)
+                        .and_then(|&b| TransactionStatus::from_byte(b))
+                    {
                         self.shared.set_transaction_status(status);
                     }
                     run += header.total_len;
@@ -499,35 +503,4 @@ fn stamp_written<'a>(slots: impl Iterator<Item = &'a Arc<Slot>>) {
     for slot in slots.filter(|s| s.is_timed()) {
         slot.stamp_written(*now.get_or_insert_with(Instant::now));
     }
-}
-
-/// Whether `tag` is a backend message type of protocol 3.0. Anything else
-/// means the byte stream is out of sync (or not PostgreSQL at all).
-fn is_backend_tag(t: u8) -> bool {
-    matches!(
-        t,
-        tag::AUTHENTICATION
-            | tag::BACKEND_KEY_DATA
-            | tag::BIND_COMPLETE
-            | tag::CLOSE_COMPLETE
-            | tag::COMMAND_COMPLETE
-            | tag::COPY_DATA
-            | tag::COPY_DONE
-            | tag::COPY_IN_RESPONSE
-            | tag::COPY_OUT_RESPONSE
-            | tag::COPY_BOTH_RESPONSE
-            | tag::DATA_ROW
-            | tag::EMPTY_QUERY_RESPONSE
-            | tag::ERROR_RESPONSE
-            | tag::NEGOTIATE_PROTOCOL_VERSION
-            | tag::NO_DATA
-            | tag::NOTICE_RESPONSE
-            | tag::NOTIFICATION_RESPONSE
-            | tag::PARAMETER_DESCRIPTION
-            | tag::PARAMETER_STATUS
-            | tag::PARSE_COMPLETE
-            | tag::PORTAL_SUSPENDED
-            | tag::READY_FOR_QUERY
-            | tag::ROW_DESCRIPTION
-    )
 }

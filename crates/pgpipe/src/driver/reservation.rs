@@ -296,7 +296,8 @@ impl Shared {
 /// without a Sync: it shares the Sync of whatever follows, so if it fails
 /// the server skips the rest up to that Sync.
 pub(super) fn encode_unsynced(enc: &Encoder, sql: &str, buf: &mut BytesMut) -> Result<(), Error> {
-    let err = |e| crate::query::encode_error(e);
+    // BEGIN has no parameters: only a statement too long for a message fails.
+    let err = |e| Error::new(ErrorKind::Encode, "could not encode BEGIN").with_source(e);
     enc.parse("", sql, &[], buf).map_err(err)?;
     enc.bind("", "", &[], 0, |_| Ok(()), &[], buf)
         .map_err(err)?;

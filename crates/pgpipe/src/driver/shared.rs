@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use bytes::BytesMut;
+use pgpipe_proto::backend::TransactionStatus;
 use pgpipe_proto::frontend::{self, Encoder};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
@@ -107,7 +108,7 @@ pub(crate) struct Shared {
     /// (the server answers 26000 "does not exist" instead).
     name_tag: u64,
     peak_buffered: AtomicUsize,
-    /// The status byte of the last ReadyForQuery.
+    /// The status of the last ReadyForQuery (a `TransactionStatus` as `u8`).
     transaction_status: AtomicU8,
     /// Requests queued or sent whose answer has not ended yet.
     pub(super) outstanding: AtomicUsize,
@@ -173,7 +174,7 @@ impl Shared {
             next_statement_id: AtomicU64::new(0),
             name_tag: random_tag(),
             peak_buffered: AtomicUsize::new(0),
-            transaction_status: AtomicU8::new(b'I'),
+            transaction_status: AtomicU8::new(TransactionStatus::Idle as u8),
             outstanding: AtomicUsize::new(0),
             closed_flag: std::sync::atomic::AtomicBool::new(false),
             cancel,
@@ -383,7 +384,8 @@ impl Shared {
                     // it); otherwise the server itself will refuse.
                     let ours_in_flight =
                         self.outstanding.load(Ordering::Relaxed) - held.deferred_slots.len();
-                    if ours_in_flight == 0 && self.transaction_status() == b'E' {
+                    if ours_in_flight == 0 && self.transaction_status() == TransactionStatus::Failed
+                    {
                         return Err(Error::new(
                             ErrorKind::TransactionAborted,
                             "the transaction is aborted (an earlier statement failed): roll it \
@@ -403,7 +405,7 @@ impl Shared {
             let coalesce = coalesce
                 && q.reservation.is_none()
                 && begin.is_none()
-                && self.transaction_status() == b'I';
+                && self.transaction_status() == TransactionStatus::Idle;
             if !coalesce {
                 coalesce::seal(&mut q.group, &mut q.write_buf);
             }
@@ -739,7 +741,11 @@ impl Shared {
             Some(held) => held.session == session,
             None => session == NO_SESSION,
         };
-        if !ours || q.closed.is_some() || q.write_gate || self.transaction_status() == b'I' {
+        if !ours
+            || q.closed.is_some()
+            || q.write_gate
+            || self.transaction_status() == TransactionStatus::Idle
+        {
             return false;
         }
         if self.unanswered(&q) == 0 {
@@ -785,12 +791,19 @@ impl Shared {
         }
     }
 
-    pub(crate) fn set_transaction_status(&self, status: u8) {
-        self.transaction_status.store(status, Ordering::Relaxed);
+    /// Records the status of the latest ReadyForQuery.
+    pub(crate) fn set_transaction_status(&self, status: TransactionStatus) {
+        self.transaction_status
+            .store(status as u8, Ordering::Relaxed);
     }
 
-    pub(crate) fn transaction_status(&self) -> u8 {
-        self.transaction_status.load(Ordering::Relaxed)
+    /// The status of the latest ReadyForQuery.
+    pub(crate) fn transaction_status(&self) -> TransactionStatus {
+        match self.transaction_status.load(Ordering::Relaxed) {
+            x if x == TransactionStatus::InTransaction as u8 => TransactionStatus::InTransaction,
+            x if x == TransactionStatus::Failed as u8 => TransactionStatus::Failed,
+            _ => TransactionStatus::Idle,
+        }
     }
 
     pub(crate) fn record_buffered(&self, bytes: usize) {

@@ -16,7 +16,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes};
-use pgpipe_proto::backend::tag;
+use pgpipe_proto::backend::{tag, TransactionStatus};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Sleep;
 
@@ -375,8 +375,8 @@ pub(crate) struct Responses {
     /// `RowBatch`); dropped from `current` at the next poll.
     read_in_place: usize,
     finished: bool,
-    /// The transaction status byte of the final ReadyForQuery.
-    status: u8,
+    /// The transaction status of the final ReadyForQuery.
+    status: Option<TransactionStatus>,
     /// Set while the answers to a BEGIN sent in front of this request
     /// (ParseComplete, BindComplete, CommandComplete) are still to be
     /// skipped; an error in their place is the BEGIN's, reported here.
@@ -401,7 +401,7 @@ impl Responses {
             current: Bytes::new(),
             read_in_place: 0,
             finished: false,
-            status: 0,
+            status: None,
             begin: None,
             held: None,
         }
@@ -584,7 +584,7 @@ impl Responses {
         msg.advance(5);
         if tag == tag::READY_FOR_QUERY {
             self.finished = true;
-            self.status = msg.first().copied().unwrap_or(0);
+            self.status = msg.first().and_then(|&b| TransactionStatus::from_byte(b));
         }
         Poll::Ready(Ok((tag, msg)))
     }
@@ -598,7 +598,7 @@ impl Responses {
     /// Whether the session was outside any transaction block when this
     /// response ended (ReadyForQuery status `I`).
     pub(crate) fn ended_idle(&self) -> bool {
-        self.finished && self.status == b'I'
+        self.finished && self.status == Some(TransactionStatus::Idle)
     }
 }
 
