@@ -30,6 +30,7 @@ mod notify;
 pub mod observe;
 pub mod pool;
 mod query;
+mod session;
 mod sql;
 mod transaction;
 pub mod types;

@@ -6,7 +6,7 @@ use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::{Params, Type};
 
 use crate::driver::Slot;
-use crate::driver::{Request, SessionId, Shared, NO_SESSION};
+use crate::driver::{Request, SessionId, NO_SESSION};
 use crate::error::{DbError, ErrorKind, SqlState};
 use crate::observe::{self, sql_of};
 use crate::query::Batch;
@@ -18,6 +18,7 @@ use crate::query::{
 };
 use crate::query::{read_simple, SimpleQueryMessage};
 use crate::query::{Column, Event, Reply, Row};
+use crate::session::Session;
 use crate::types::Resolved;
 use crate::Error;
 use crate::{CancelToken, TransactionStatus};
@@ -25,7 +26,7 @@ use std::time::Duration;
 use tracing::Instrument;
 
 struct Inner {
-    shared: Arc<Shared>,
+    shared: Arc<Session>,
 }
 
 /// What running one statement gave besides its rows.
@@ -99,7 +100,7 @@ pub struct Client {
 }
 
 impl Client {
-    pub(crate) fn new(shared: Arc<Shared>) -> Client {
+    pub(crate) fn new(shared: Arc<Session>) -> Client {
         Client {
             timeout: shared.query_timeout,
             coalesce: shared.coalesce,
@@ -233,7 +234,7 @@ impl Client {
         self.shared().cancel.clone()
     }
 
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
+    pub(crate) fn shared(&self) -> &Arc<Session> {
         &self.inner.shared
     }
 
@@ -971,7 +972,7 @@ fn simple_rows(messages: &[SimpleQueryMessage]) -> u64 {
 }
 
 /// Reopens the write gate closed for a cancel.
-struct GateGuard<'a>(&'a Shared);
+struct GateGuard<'a>(&'a Session);
 
 impl Drop for GateGuard<'_> {
     fn drop(&mut self) {

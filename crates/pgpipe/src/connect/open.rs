@@ -18,6 +18,7 @@ use crate::driver::Shared;
 use crate::driver::Socket;
 use crate::driver::{CancelTls, CancelToken};
 use crate::error::ErrorKind;
+use crate::session::Session;
 use crate::{Client, Error, SimpleQueryMessage};
 
 /// Connects to the server described by `url` (a `postgres://` URL or a
@@ -296,18 +297,13 @@ async fn attempt(
         timeout: config.connect_timeout,
         tls: tls.filter(|_| tls_used),
     };
-    let mut shared = Shared::new(
-        cache_capacity,
-        encoder,
-        cancel,
-        config.query_timeout,
-        session.parameters,
-    );
+    let mut shared = Shared::new(cache_capacity, encoder, cancel, config.query_timeout);
     shared.coalesce = config.coalesce_sync;
     let shared = Arc::new(shared);
-    let _ = shared.database.set(config.dbname.clone());
-    let connection = Connection::new(socket, shared.clone(), decoder, session.leftover);
-    Ok((Client::new(shared), connection))
+    let state = Arc::new(Session::new(shared.clone(), session.parameters));
+    let _ = state.database.set(config.dbname.clone());
+    let connection = Connection::new(socket, shared, state.clone(), decoder, session.leftover);
+    Ok((Client::new(state), connection))
 }
 
 /// Connects and sets up the transport the attempt asks for.

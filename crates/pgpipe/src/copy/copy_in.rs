@@ -24,10 +24,11 @@ use pgpipe_proto::frontend;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::framed::Framed;
-use crate::driver::{Request, Responses, SessionId, Shared, NO_SESSION};
+use crate::driver::{Request, Responses, SessionId, NO_SESSION};
 use crate::error::ErrorKind;
 use crate::observe::Op;
 use crate::query::{encode_error, Event, Reply};
+use crate::session::Session;
 use crate::{Client, Error};
 
 /// Data is sent in CopyData messages of at most this many bytes: large
@@ -91,7 +92,7 @@ enum State {
 /// # Ok(()) }
 /// ```
 pub struct CopyIn {
-    shared: Arc<Shared>,
+    shared: Arc<Session>,
     responses: Responses,
     /// The reservation this COPY made and must end; `None` inside a
     /// transaction (whose session it runs on).
@@ -484,7 +485,7 @@ impl Drop for CopyIn {
 
 /// Ends a reservation if the COPY never got going.
 struct ReleaseOnDrop<'a> {
-    shared: &'a Shared,
+    shared: &'a Session,
     session: Option<SessionId>,
 }
 

@@ -20,10 +20,11 @@ use pgpipe_proto::backend::tag;
 use pgpipe_proto::frontend;
 use tokio::io::{AsyncRead, ReadBuf};
 
-use crate::driver::{Request, Responses, Shared};
+use crate::driver::{Request, Responses};
 use crate::error::ErrorKind;
 use crate::observe::Op;
 use crate::query::{encode_error, Event, Reply};
+use crate::session::Session;
 use crate::{Client, Error};
 
 /// The output of a `COPY ... TO STDOUT`, from
@@ -56,7 +57,7 @@ use crate::{Client, Error};
 /// # Ok(()) }
 /// ```
 pub struct CopyOut {
-    shared: Arc<Shared>,
+    shared: Arc<Session>,
     responses: Responses,
     error: Option<Error>,
     rows: Option<u64>,
@@ -280,7 +281,7 @@ async fn cancel_gated(gate: OpenGateOnDrop, slot: Arc<crate::driver::Slot>) {
     }
 }
 
-struct OpenGateOnDrop(Arc<Shared>);
+struct OpenGateOnDrop(Arc<Session>);
 
 impl Drop for OpenGateOnDrop {
     fn drop(&mut self) {

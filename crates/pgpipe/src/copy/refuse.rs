@@ -25,7 +25,7 @@ pub(crate) fn copy_from_stdin_refused() -> Error {
 /// requests pipelined behind it can no longer be answered reliably (see
 /// the module docs), so the connection is closed and every caller gets an
 /// error instead of another's answer.
-pub(crate) fn copy_in_reached_the_server(shared: &crate::driver::Shared) -> Error {
+pub(crate) fn copy_in_reached_the_server(shared: &crate::session::Session) -> Error {
     shared.abort(copy_from_stdin_refused().context(
         "the server started a COPY FROM STDIN for a query method; the connection is closed",
     ))

@@ -21,9 +21,9 @@ use tokio::time::Sleep;
 
 use crate::driver::coalesce;
 use crate::driver::queue::{self, Queue};
-use crate::driver::Shared;
 use crate::driver::Slot;
 use crate::driver::Socket;
+use crate::driver::{Events, Shared};
 use crate::error::{DbError, ErrorKind};
 use crate::Error;
 
@@ -63,6 +63,8 @@ const TERMINATE_GRACE: Duration = Duration::from_secs(5);
 pub struct Connection {
     socket: Socket,
     shared: Arc<Shared>,
+    /// Where notices, notifications and parameter changes go.
+    events: Arc<dyn Events>,
     decoder: Decoder,
     read_buf: BytesMut,
     out: BytesMut,
@@ -97,12 +99,14 @@ impl Connection {
     pub(crate) fn new(
         socket: Socket,
         shared: Arc<Shared>,
+        events: Arc<dyn Events>,
         decoder: Decoder,
         read_buf: BytesMut,
     ) -> Connection {
         Connection {
             socket,
             shared,
+            events,
             decoder,
             read_buf,
             out: BytesMut::new(),
@@ -346,39 +350,11 @@ impl Connection {
         let msg = Message::parse(tag, body).map_err(|e| Error::protocol(e.to_string()))?;
         match msg {
             Message::NoticeResponse(fields) => match DbError::parse(&fields) {
-                Ok(notice) => {
-                    tracing::info!(
-                        target: "pgpipe::notice",
-                        severity = notice.severity(),
-                        code = notice.code().code(),
-                        "{}",
-                        notice.message()
-                    );
-                    let handler = self
-                        .shared
-                        .notice_handler
-                        .read()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .clone();
-                    if let Some(handler) = handler {
-                        handler(&notice);
-                    }
-                }
+                Ok(notice) => self.events.notice(&notice),
                 Err(e) => tracing::warn!(target: "pgpipe::notice", "malformed notice: {e}"),
             },
-            Message::ParameterStatus(p) => {
-                tracing::debug!(
-                    name = p.name(),
-                    value = p.value(),
-                    "server parameter changed"
-                );
-                self.shared
-                    .parameters
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(p.name().to_owned(), p.value().to_owned());
-            }
-            Message::NotificationResponse(n) => self.shared.notifications.deliver(&n),
+            Message::ParameterStatus(p) => self.events.parameter(p.name(), p.value()),
+            Message::NotificationResponse(n) => self.events.notification(&n),
             _ => {}
         }
         Ok(())
@@ -399,7 +375,7 @@ impl Connection {
         }
         self.shared.finished(n);
         self.shared.close_queue();
-        self.shared.notifications.close(kind, reason);
+        self.events.closed(kind, reason);
     }
 
     fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {

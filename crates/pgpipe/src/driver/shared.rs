@@ -5,10 +5,10 @@
 //! the response; the driver swaps the buffer out and writes it in one go, so
 //! requests that arrive together leave together (implicit pipelining).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use bytes::BytesMut;
@@ -23,74 +23,9 @@ use crate::driver::queue::{gathered_enough, Queue, MAX_IN_FLIGHT};
 use crate::driver::reservation::{encode_unsynced, Request, SessionId, NO_SESSION};
 use crate::driver::CancelToken;
 use crate::driver::{Responses, Slot};
-use crate::error::DbError;
 use crate::error::ErrorKind;
 use crate::query::StatementCache;
-use crate::types::TypeRegistry;
 use crate::Error;
-
-/// A callback for NoticeResponse messages.
-pub(crate) type NoticeHandler = Arc<dyn Fn(&DbError) + Send + Sync>;
-
-/// Where the driver hands notifications: the subscribers of
-/// [`Client::notifications`](crate::Client::notifications),
-/// [`Client::listen`](crate::Client::listen) or a
-/// [`Listener`](crate::Listener), or nowhere (then they are counted and
-/// dropped).
-#[derive(Default)]
-pub(crate) struct NotificationRoute {
-    pub(crate) hub: RwLock<Option<Arc<crate::notify::Hub>>>,
-    /// Notifications dropped because nobody subscribed.
-    pub(crate) dropped: AtomicU64,
-}
-
-impl NotificationRoute {
-    /// Driver side: hands a notification to the subscribers, or counts it
-    /// (one debug line for the first, not one per message).
-    pub(crate) fn deliver(&self, n: &pgpipe_proto::backend::Notification) {
-        let hub = self.hub.read().unwrap_or_else(|e| e.into_inner()).clone();
-        match hub {
-            Some(hub) => hub.deliver(crate::notify::Notification::new(
-                n.channel(),
-                n.payload(),
-                n.process_id,
-            )),
-            None => {
-                if self.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
-                    tracing::debug!(
-                        channel = n.channel(),
-                        "notification received but nobody subscribed on this connection \
-                         (Client::notifications); dropping this and later ones (counted in \
-                         ClientStats::notifications_dropped)"
-                    );
-                }
-            }
-        }
-    }
-
-    /// The hub of this connection, made on first use.
-    pub(crate) fn hub(&self, survives_reconnects: bool) -> Arc<crate::notify::Hub> {
-        let mut hub = self.hub.write().unwrap_or_else(|e| e.into_inner());
-        hub.get_or_insert_with(|| Arc::new(crate::notify::Hub::new(survives_reconnects)))
-            .clone()
-    }
-
-    /// Routes to `hub` (a listener's, which outlives connections).
-    pub(crate) fn set_hub(&self, hub: Arc<crate::notify::Hub>) {
-        *self.hub.write().unwrap_or_else(|e| e.into_inner()) = Some(hub);
-    }
-
-    /// The connection is gone: subscriptions bound to it end with `reason`
-    /// (a listener's carry on with its next connection).
-    pub(crate) fn close(&self, kind: ErrorKind, reason: &str) {
-        let hub = self.hub.write().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(hub) = hub {
-            if !hub.survives_reconnects {
-                hub.close(kind, reason);
-            }
-        }
-    }
-}
 
 pub(crate) struct Shared {
     queue: Mutex<Queue>,
@@ -98,8 +33,6 @@ pub(crate) struct Shared {
     pub(crate) encoder: Encoder,
     pub(crate) process_id: i32,
     pub(crate) secret_key: i32,
-    pub(crate) parameters: RwLock<HashMap<String, String>>,
-    pub(crate) notice_handler: RwLock<Option<NoticeHandler>>,
     next_statement_id: AtomicU64,
     /// A random tag in every statement and portal name of this connection.
     /// Behind a pooler in transaction mode, server connections are shared
@@ -118,10 +51,6 @@ pub(crate) struct Shared {
     pub(crate) cancel: CancelToken,
     /// The default client-side query timeout.
     pub(crate) query_timeout: Option<Duration>,
-    /// User-defined types looked up on this connection.
-    pub(crate) types: TypeRegistry,
-    /// The database name, for spans (`db.namespace`); set once at connect.
-    pub(crate) database: std::sync::OnceLock<String>,
     /// Woken when a reservation ends.
     pub(super) released: Notify,
     /// Whether handles share Syncs by default (`coalesce_sync`).
@@ -131,13 +60,6 @@ pub(crate) struct Shared {
     /// How many statements a coalesced group may hold.
     pub(crate) group_size: coalesce::GroupSize,
     pub(super) next_session: AtomicU64,
-    /// Where notifications (LISTEN/NOTIFY) arriving on this connection go,
-    /// and how many were dropped because nobody asked for them.
-    pub(crate) notifications: NotificationRoute,
-    /// The described columns of typed COPY targets (`SELECT cols FROM
-    /// table`), so that each typed COPY checks its rows without a round
-    /// trip; an entry is dropped when a COPY into it fails.
-    pub(crate) copy_targets: Mutex<HashMap<String, Arc<[crate::query::Column]>>>,
 }
 
 impl Shared {
@@ -146,7 +68,6 @@ impl Shared {
         encoder: Encoder,
         cancel: CancelToken,
         query_timeout: Option<Duration>,
-        parameters: HashMap<String, String>,
     ) -> Shared {
         let (process_id, secret_key) = (cancel.process_id, cancel.legacy_secret_key());
         Shared {
@@ -169,8 +90,6 @@ impl Shared {
             encoder,
             process_id,
             secret_key,
-            parameters: RwLock::new(parameters),
-            notice_handler: RwLock::new(None),
             next_statement_id: AtomicU64::new(0),
             name_tag: random_tag(),
             peak_buffered: AtomicUsize::new(0),
@@ -179,15 +98,11 @@ impl Shared {
             closed_flag: std::sync::atomic::AtomicBool::new(false),
             cancel,
             query_timeout,
-            types: TypeRegistry::default(),
-            database: std::sync::OnceLock::new(),
             released: Notify::new(),
             coalesce: false,
             counters: Counters::default(),
             group_size: coalesce::GroupSize::default(),
             next_session: AtomicU64::new(NO_SESSION + 1),
-            notifications: NotificationRoute::default(),
-            copy_targets: Mutex::default(),
         }
     }
 
@@ -822,13 +737,5 @@ impl Shared {
     pub(crate) fn next_portal_name(&self) -> String {
         let id = self.next_statement_id.fetch_add(1, Ordering::Relaxed);
         format!("pgpipe_{:x}_p{id}", self.name_tag)
-    }
-
-    pub(crate) fn parameter(&self, name: &str) -> Option<String> {
-        self.parameters
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(name)
-            .cloned()
     }
 }

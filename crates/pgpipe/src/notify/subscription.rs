@@ -12,13 +12,14 @@ use super::command::Command;
 use super::event::Event;
 use super::hub::{Hub, Subscriber};
 use super::unlisten_sql;
-use crate::driver::{Shared, NO_SESSION};
+use crate::driver::NO_SESSION;
+use crate::session::Session;
 use crate::Error;
 
 /// Who issues UNLISTEN when the last subscriber of a channel goes.
 pub(crate) enum Owner {
     /// A plain client connection: UNLISTEN is queued on it.
-    Client(Arc<Shared>),
+    Client(Arc<Session>),
     /// A [`Listener`](crate::Listener): its task UNLISTENs (and stays alive
     /// while subscriptions exist).
     Listener(mpsc::UnboundedSender<Command>),

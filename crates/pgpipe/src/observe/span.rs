@@ -11,7 +11,8 @@ use tracing::field::Empty;
 use tracing::Span;
 
 use crate::config::Host;
-use crate::driver::{Shared, Slot};
+use crate::driver::Slot;
+use crate::session::Session;
 use crate::Error;
 
 /// The target every pgpipe operation span is recorded under.
@@ -52,7 +53,11 @@ impl Op {
     /// macro evaluates them only when the span is enabled): one call into
     /// the subscriber instead of one per field.
     #[inline]
-    pub(crate) fn start(operation: &'static str, shared: Option<&Shared>, sql: Option<&str>) -> Op {
+    pub(crate) fn start(
+        operation: &'static str,
+        shared: Option<&Session>,
+        sql: Option<&str>,
+    ) -> Op {
         let span = tracing::debug_span!(
             target: TARGET,
             "pgpipe.operation",
@@ -172,7 +177,7 @@ impl Op {
 }
 
 /// `server.address` of a connection, written only if a subscriber asks.
-struct Peer<'a>(&'a Shared);
+struct Peer<'a>(&'a Session);
 
 impl std::fmt::Display for Peer<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -214,7 +219,7 @@ impl Timing {
     /// The request was handed to the connection, with the requests of
     /// others in flight there counted.
     #[inline]
-    pub(crate) fn sent(mut self, shared: &Shared) -> Timing {
+    pub(crate) fn sent(mut self, shared: &Session) -> Timing {
         #[cfg(feature = "metrics")]
         super::metrics::pipeline_depth(shared.outstanding());
         if self.start.is_some() {
@@ -267,7 +272,7 @@ fn micros(d: std::time::Duration) -> u64 {
 #[inline]
 pub(crate) fn traced<T, F, R>(
     operation: &'static str,
-    shared: Option<&Shared>,
+    shared: Option<&Session>,
     sql: Option<&str>,
     rows: R,
     f: F,

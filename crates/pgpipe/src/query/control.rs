@@ -7,7 +7,8 @@ use pgpipe_proto::frontend::{self, Encoder};
 
 use super::encode_error;
 use super::{Event, Reply};
-use crate::driver::{Request, Responses, Shared};
+use crate::driver::{Request, Responses};
+use crate::session::Session;
 use crate::{Client, Error};
 
 /// Parse + Bind + Execute of each statement, then one Sync: if one fails,
@@ -56,7 +57,7 @@ pub(crate) enum Ended {
 /// Reads a control response to its ReadyForQuery: the server's error, a
 /// `ROLLBACK` tag, or success.
 pub(crate) async fn read_control(
-    shared: &Shared,
+    shared: &Session,
     responses: &mut Responses,
 ) -> Result<Ended, Error> {
     let mut reply = Reply::extended();

@@ -10,11 +10,12 @@ use pgpipe_types::{Params, Type};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::driver::Responses;
-use crate::driver::{coalescible, Request, SessionId, Shared};
+use crate::driver::{coalescible, Request, SessionId};
 use crate::error::ErrorKind;
 use crate::query::Column;
 use crate::query::Statement;
 use crate::query::StatementCache;
+use crate::session::Session;
 use crate::Error;
 
 /// Binary for every parameter and every result column.
@@ -144,7 +145,7 @@ impl Plan {
 /// together, parameter types taken from the Rust values; after that the
 /// statement cache skips Parse and Describe.
 pub(crate) fn send_query<P: Params + ?Sized>(
-    shared: &Arc<Shared>,
+    shared: &Arc<Session>,
     session: SessionId,
     permit: OwnedSemaphorePermit,
     statement: StatementRef<'_>,
@@ -157,7 +158,7 @@ pub(crate) fn send_query<P: Params + ?Sized>(
 /// set and the statement may (not transaction control, SET, COPY...: see
 /// the driver's `coalesce` module).
 pub(crate) fn send_query_with<P: Params + ?Sized>(
-    shared: &Arc<Shared>,
+    shared: &Arc<Session>,
     session: SessionId,
     permit: OwnedSemaphorePermit,
     statement: StatementRef<'_>,
@@ -185,7 +186,7 @@ pub(crate) fn send_query_with<P: Params + ?Sized>(
 /// else Parse + Bind + Describe + Execute; `sync` ends it with its own Sync.
 /// The caller checks a prepared statement's parameters first.
 pub(crate) fn encode_statement<P: Params + ?Sized>(
-    shared: &Shared,
+    shared: &Session,
     enc: &Encoder,
     buf: &mut BytesMut,
     cache: &mut StatementCache,
@@ -268,7 +269,7 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
 }
 
 pub(crate) fn check_prepared<P: Params + ?Sized>(
-    shared: &Arc<Shared>,
+    shared: &Arc<Session>,
     stmt: &Statement,
     params: &P,
 ) -> Result<(), Error> {

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::Params;
 
-use crate::driver::{Request, SessionId, Shared};
+use crate::driver::{Request, SessionId};
 use crate::error::ErrorKind;
 use crate::query::{bind_to, check_prepared, encode_error, StatementRef, ToStatement};
 use crate::query::{Column, Event, Reply, Row};
+use crate::session::Session;
 use crate::{Client, Error};
 
 /// A bound statement whose rows are fetched in pieces: the server keeps the
@@ -33,7 +34,7 @@ use crate::{Client, Error};
 /// # Ok(()) }
 /// ```
 pub struct Portal {
-    shared: Arc<Shared>,
+    shared: Arc<Session>,
     /// The transaction handle's session, so fetches go out inside it.
     session: SessionId,
     name: String,

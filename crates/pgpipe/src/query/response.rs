@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
-use crate::driver::{Responses, Shared};
+use crate::driver::Responses;
 use crate::error::ErrorKind;
 use crate::query::reply::{Event, Reply};
 use crate::query::{Column, Row};
+use crate::session::Session;
 use crate::Error;
 
 /// What reading a response found out.
@@ -22,7 +23,7 @@ pub(crate) struct Outcome {
 /// Reads one extended-query response to its end, handing each row to
 /// `on_row`.
 pub(crate) async fn read_response(
-    shared: &Shared,
+    shared: &Session,
     responses: &mut Responses,
     mut columns: Option<Arc<[Column]>>,
     mut on_row: impl FnMut(Row),

@@ -6,9 +6,9 @@ use bytes::Bytes;
 use pgpipe_proto::backend::{tag, Message};
 
 use crate::driver::Responses;
-use crate::driver::Shared;
 use crate::error::ErrorKind;
 use crate::query::{Column, Event, Reply, RowIndex};
+use crate::session::Session;
 use crate::Error;
 
 /// One item of a [`Client::simple_query`](crate::Client::simple_query) result.
@@ -87,7 +87,7 @@ impl std::fmt::Debug for SimpleQueryRow {
 
 /// Reads a simple-query response to its end.
 pub(crate) async fn read_simple(
-    shared: &Shared,
+    shared: &Session,
     responses: &mut Responses,
 ) -> Result<Vec<SimpleQueryMessage>, Error> {
     let mut out = Vec::new();

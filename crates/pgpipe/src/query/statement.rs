@@ -6,8 +6,9 @@ use std::sync::{Arc, Weak};
 use pgpipe_proto::frontend::{self, Target};
 use pgpipe_types::Type;
 
-use crate::driver::{Shared, NO_SESSION};
+use crate::driver::NO_SESSION;
 use crate::query::Column;
+use crate::session::Session;
 use crate::Error;
 
 struct Inner {
@@ -22,7 +23,7 @@ struct Inner {
     coalescible: bool,
     /// The connection it was prepared on; closing it on drop needs it, but a
     /// statement must not keep a connection alive.
-    shared: Weak<Shared>,
+    shared: Weak<Session>,
 }
 
 /// A statement prepared on the server with [`Client::prepare`](crate::Client::prepare).
@@ -38,7 +39,7 @@ impl Statement {
         sql: String,
         params: Vec<Type>,
         columns: Arc<[Column]>,
-        shared: &Arc<Shared>,
+        shared: &Arc<Session>,
     ) -> Statement {
         Statement(Arc::new(Inner {
             copies_from_stdin: crate::sql::is_copy_from_stdin(&sql),
@@ -89,7 +90,7 @@ impl Statement {
     pub(crate) fn shared_columns(&self) -> &Arc<[Column]> {
         &self.0.columns
     }
-    pub(crate) fn belongs_to(&self, shared: &Arc<Shared>) -> bool {
+    pub(crate) fn belongs_to(&self, shared: &Arc<Session>) -> bool {
         std::ptr::eq(self.0.shared.as_ptr(), Arc::as_ptr(shared))
     }
 }

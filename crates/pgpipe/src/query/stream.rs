@@ -9,7 +9,6 @@ use futures_core::Stream;
 use pgpipe_proto::backend::tag;
 
 use crate::driver::Responses;
-use crate::driver::Shared;
 use crate::error::ErrorKind;
 use crate::observe::Op;
 use crate::query::row::check_column_count;
@@ -17,6 +16,7 @@ use crate::query::row_batch::data_row_at;
 use crate::query::Plan;
 use crate::query::{Column, Row, RowBatch};
 use crate::query::{Event, Reply};
+use crate::session::Session;
 use crate::Error;
 
 /// The rows of a query, as they arrive. Returned by
@@ -46,7 +46,7 @@ use crate::Error;
 /// (The server still produces the whole result; for huge results that you
 /// may abandon, prefer a cursor or a `LIMIT`.)
 pub struct RowStream {
-    shared: Arc<Shared>,
+    shared: Arc<Session>,
     responses: Responses,
     plan: Plan,
     columns: Option<Arc<[Column]>>,
@@ -59,7 +59,7 @@ pub struct RowStream {
 }
 
 impl RowStream {
-    pub(crate) fn new(shared: Arc<Shared>, responses: Responses, plan: Plan, op: Op) -> RowStream {
+    pub(crate) fn new(shared: Arc<Session>, responses: Responses, plan: Plan, op: Op) -> RowStream {
         let columns = plan.columns();
         RowStream {
             shared,
