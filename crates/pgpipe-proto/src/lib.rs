@@ -12,6 +12,7 @@ pub mod auth;
 pub mod backend;
 pub mod copy_binary;
 mod error;
+pub mod frame;
 pub mod frontend;
 pub mod put;
 

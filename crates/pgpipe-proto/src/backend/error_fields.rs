@@ -51,6 +51,23 @@ impl ErrorFields {
         })
     }
 
+    /// The SQLSTATE (field `C`) of a raw ErrorResponse body, read in place
+    /// without validating the rest; `None` if it has none or is malformed.
+    pub fn sqlstate_in_body(body: &[u8]) -> Option<&[u8]> {
+        let mut rest = body;
+        while let Some((&code, tail)) = rest.split_first() {
+            if code == 0 {
+                break;
+            }
+            let n = memchr(0, tail)?;
+            if code == b'C' {
+                return Some(&tail[..n]);
+            }
+            rest = &tail[n + 1..];
+        }
+        None
+    }
+
     /// The value of the first field with code `code`, if present.
     pub fn get(&self, code: u8) -> Option<&[u8]> {
         self.iter().find(|&(c, _)| c == code).map(|(_, v)| v)

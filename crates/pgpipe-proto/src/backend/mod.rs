@@ -211,6 +211,15 @@ impl TransactionStatus {
             _ => None,
         }
     }
+
+    /// The status byte as ReadyForQuery carries it.
+    pub const fn as_byte(self) -> u8 {
+        match self {
+            TransactionStatus::Idle => b'I',
+            TransactionStatus::InTransaction => b'T',
+            TransactionStatus::Failed => b'E',
+        }
+    }
 }
 
 /// A decoded backend message. Bodies are zero-copy views into the read buffer,

@@ -49,6 +49,19 @@ impl CommandComplete {
     }
 }
 
+impl CommandComplete {
+    /// The command word of a CommandComplete body (`b"ROLLBACK"` for a
+    /// COMMIT the server answered with ROLLBACK, `b"INSERT"` for `INSERT 0 3`),
+    /// read in place; the framing is not checked (see [`rows_in_body`](Self::rows_in_body)).
+    pub fn command_in_body(body: &[u8]) -> &[u8] {
+        let end = body
+            .iter()
+            .position(|&b| b == b' ' || b == 0)
+            .unwrap_or(body.len());
+        &body[..end]
+    }
+}
+
 /// The row count at the end of a command tag, for the commands that have one.
 fn rows_in_tag(tag: &[u8]) -> Option<u64> {
     let command = tag.split(|&b| b == b' ').next()?;

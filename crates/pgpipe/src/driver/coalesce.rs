@@ -36,7 +36,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use bytes::{Bytes, BytesMut};
-use pgpipe_proto::backend::tag;
+use pgpipe_proto::backend::{tag, ErrorFields, TransactionStatus};
+use pgpipe_proto::frame::frames;
 use pgpipe_proto::frontend::SYNC;
 
 use crate::driver::Slot;
@@ -226,42 +227,21 @@ pub(crate) fn eligible_sql(sql: &str) -> bool {
 /// Whether `bytes` is one statement that can be sent twice: Parse of the
 /// unnamed statement, Bind, Describe, one Execute, then a Sync at the end.
 pub(crate) fn plain_statement(bytes: &[u8]) -> bool {
-    let mut rest = bytes;
     let mut executes = 0;
-    while rest.len() >= 5 {
-        let t = rest[0];
-        let len = u32::from_be_bytes([rest[1], rest[2], rest[3], rest[4]]) as usize;
-        if len < 4 || rest.len() < 1 + len {
+    for frame in frames(bytes) {
+        let Ok(frame) = frame else {
             return false;
-        }
-        let body = &rest[5..1 + len];
-        rest = &rest[1 + len..];
-        match t {
+        };
+        match frame.tag {
             // Parse: the statement name comes first; empty is unnamed.
-            b'P' if body.first() == Some(&0) => {}
+            b'P' if frame.body.first() == Some(&0) => {}
             b'B' | b'D' => {}
             b'E' => executes += 1,
-            b'S' if rest.is_empty() => return executes == 1,
+            b'S' if frame.end == bytes.len() => return executes == 1,
             _ => return false,
         }
     }
     false
-}
-
-/// The SQLSTATE of an ErrorResponse body.
-fn sqlstate(body: &[u8]) -> Option<&[u8]> {
-    let mut rest = body;
-    while let Some((&field, tail)) = rest.split_first() {
-        if field == 0 {
-            break;
-        }
-        let end = tail.iter().position(|&b| b == 0)?;
-        if field == b'C' {
-            return Some(&tail[..end]);
-        }
-        rest = &tail[end + 1..];
-    }
-    None
 }
 
 /// What [`settle`] decided for a group.
@@ -327,24 +307,18 @@ pub(crate) fn settle(group: &Group, response: Bytes) -> Result<Settled, Error> {
     // EmptyQueryResponse, PortalSuspended or ErrorResponse.
     let mut parts: Vec<(usize, usize)> = Vec::with_capacity(members.len());
     let mut failed: Option<(usize, bool)> = None;
-    let (mut at, mut part_start) = (0usize, 0usize);
+    let mut part_start = 0usize;
     let mut status = None;
-    while at + 5 <= response.len() {
-        let t = response[at];
-        let len = u32::from_be_bytes([
-            response[at + 1],
-            response[at + 2],
-            response[at + 3],
-            response[at + 4],
-        ]) as usize;
-        if len < 4 || response.len() < at + 1 + len {
-            return Err(mismatch());
-        }
-        let next = at + 1 + len;
-        match t {
+    let mut walk = frames(&response);
+    for frame in walk.by_ref() {
+        let frame = frame.map_err(|_| mismatch())?;
+        match frame.tag {
             tag::READY_FOR_QUERY => {
-                status = response.get(at + 5).copied();
-                at = next;
+                status = frame
+                    .body
+                    .first()
+                    .copied()
+                    .and_then(TransactionStatus::from_byte);
                 break;
             }
             tag::COMMAND_COMPLETE
@@ -354,19 +328,19 @@ pub(crate) fn settle(group: &Group, response: Bytes) -> Result<Settled, Error> {
                 if failed.is_some() || parts.len() == members.len() {
                     return Err(mismatch());
                 }
-                if t == tag::ERROR_RESPONSE {
+                if frame.tag == tag::ERROR_RESPONSE {
                     // 25001: refused inside a transaction block (VACUUM...):
                     // the group made the block; alone it may well run.
-                    let alone = sqlstate(&response[at + 5..next]) == Some(b"25001");
+                    let alone = ErrorFields::sqlstate_in_body(frame.body) == Some(b"25001");
                     failed = Some((parts.len(), alone));
                 }
-                parts.push((part_start, next));
-                part_start = next;
+                parts.push((part_start, frame.end));
+                part_start = frame.end;
             }
             _ => {}
         }
-        at = next;
     }
+    let at = walk.position();
     let Some(status) = status else {
         return Err(mismatch());
     };
@@ -387,12 +361,13 @@ pub(crate) fn settle(group: &Group, response: Bytes) -> Result<Settled, Error> {
         let again = match failed {
             None => false,
             // Outside a transaction block the whole group was rolled back.
-            Some((k, alone)) if status == b'I' => i != k || alone,
+            Some((k, alone)) if status == TransactionStatus::Idle => i != k || alone,
             // Inside one, what ran before the failure stays.
             Some((k, _)) => i > k,
         };
         if again {
-            let skipped = status == b'I' && matches!(failed, Some((k, _)) if i > k);
+            let skipped =
+                status == TransactionStatus::Idle && matches!(failed, Some((k, _)) if i > k);
             if skipped {
                 settled.rejoin.push((member.slot, member.bytes));
             } else {

@@ -3,6 +3,7 @@
 //! the unnamed statement (so a pending BEGIN can travel in front of it).
 
 use bytes::BytesMut;
+use pgpipe_proto::backend::CommandComplete;
 use pgpipe_proto::frontend::{self, Encoder};
 
 use super::encode_error;
@@ -68,7 +69,7 @@ pub(crate) async fn read_control(
             Event::Ready => break,
             Event::Step | Event::Failed => {}
             Event::Complete { tag, .. } => {
-                ended = if tag.starts_with(b"ROLLBACK") {
+                ended = if CommandComplete::command_in_body(&tag) == b"ROLLBACK" {
                     Ended::RolledBack
                 } else {
                     Ended::Done

@@ -101,6 +101,14 @@ impl Reply {
                 return Event::Step;
             }
             tag::CLOSE_COMPLETE => return Event::Step,
+            tag::READY_FOR_QUERY => {
+                // The reply ends here whatever the status byte says; a
+                // malformed one is still reported.
+                if let Err(e) = Message::parse(t, body) {
+                    self.fail(Error::protocol(e.to_string()));
+                }
+                return Event::Ready;
+            }
             tag::COMMAND_COMPLETE => {
                 self.next_statement();
                 return match CommandComplete::rows_in_body(&body) {
@@ -129,7 +137,6 @@ impl Reply {
             Ok(Message::CopyOutResponse(r)) => Event::CopyOut(r),
             Ok(Message::CopyData(_)) => Event::CopyData,
             Ok(Message::CopyDone) => Event::CopyDone,
-            Ok(Message::ReadyForQuery(_)) => Event::Ready,
             Ok(Message::ErrorResponse(fields)) => {
                 let e = self.server_error(&fields);
                 self.next_statement();
