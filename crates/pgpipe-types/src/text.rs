@@ -33,6 +33,13 @@ fn is_text(ty: &Type) -> bool {
         || matches!(ty.base().kind(), Kind::Enum(_))
 }
 
+/// Types that a Rust string may be read from: the text types, and those
+/// read in text format because the server has no binary output for them.
+#[inline]
+fn is_text_output(ty: &Type) -> bool {
+    is_text(ty) || ty.text_output_only()
+}
+
 impl StaticType for str {
     const TYPE: TypeRef = TypeRef::Oid(25);
 }
@@ -99,7 +106,7 @@ impl Encode for String {
 impl<'a> Decode<'a> for &'a str {
     #[inline]
     fn accepts(ty: &Type) -> bool {
-        is_text(ty)
+        is_text_output(ty)
     }
     #[inline]
     fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
@@ -111,7 +118,7 @@ impl<'a> Decode<'a> for &'a str {
 impl<'a> Decode<'a> for String {
     #[inline]
     fn accepts(ty: &Type) -> bool {
-        is_text(ty)
+        is_text_output(ty)
     }
     #[inline]
     fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
@@ -122,7 +129,7 @@ impl<'a> Decode<'a> for String {
 impl<'a> Decode<'a> for Box<str> {
     #[inline]
     fn accepts(ty: &Type) -> bool {
-        is_text(ty)
+        is_text_output(ty)
     }
     #[inline]
     fn decode(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {

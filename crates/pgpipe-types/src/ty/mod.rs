@@ -229,6 +229,28 @@ impl Type {
         self.custom.is_some()
     }
 
+    /// Whether the server has no binary output for values of this type
+    /// (its `pg_type.typsend` is 0: `aclitem`, `gtsvector`), or it is an
+    /// array of such a type. Result columns of these types are asked for
+    /// in text format, and read as `String` or `&str`.
+    ///
+    /// ```
+    /// use pgpipe_types::Type;
+    ///
+    /// assert!(Type::ACLITEM.text_output_only());
+    /// assert!(Type::ACLITEM_ARRAY.text_output_only());
+    /// assert!(!Type::TEXT.text_output_only());
+    /// ```
+    #[inline]
+    pub fn text_output_only(&self) -> bool {
+        // Built-in OIDs only: every built-in type but these has a send
+        // function on PostgreSQL 13 to 18 (a test checks each server).
+        fn no_send(t: &Type) -> bool {
+            matches!(t.base().oid, 1033 | 3642)
+        }
+        no_send(self) || self.element().is_some_and(no_send)
+    }
+
     /// Whether this type (or the domain's base) is one of the OIDs given.
     #[inline]
     pub fn is(&self, types: &[Type]) -> bool {

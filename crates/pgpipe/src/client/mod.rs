@@ -731,7 +731,8 @@ impl Client {
 
     /// Keeps the statement cache in step with what a response showed: adds
     /// the columns of a newly described statement, forgets one that failed
-    /// to parse or went stale. Returns whether it was stale (worth a retry).
+    /// to parse or went stale. Returns whether it was stale, or failed only
+    /// for a column without binary output (worth a retry).
     pub(crate) fn learn(
         &self,
         plan: &Plan,
@@ -755,6 +756,13 @@ impl Client {
                 false
             }
             Some(e) => {
+                if let (None, Some(described), true) = (columns, described, no_binary_output(e)) {
+                    // A result column of a type without binary output (such
+                    // as aclitem): now that the columns are known, the next
+                    // Bind asks for text for it. Worth one retry.
+                    self.shared().with_cache(|c| c.set_columns(name, described));
+                    return true;
+                }
                 let stale = e.code() == Some(&SqlState::FEATURE_NOT_SUPPORTED)
                     || e.code() == Some(&SqlState::INVALID_SQL_STATEMENT_NAME);
                 if stale || (*parses && !parsed) {
@@ -1003,6 +1011,14 @@ fn cache_lookup_failed(e: &Error) -> bool {
     e.code() == Some(&SqlState::INTERNAL_ERROR)
         && e.as_db_error()
             .is_some_and(|db| db.message().starts_with("cache lookup failed for type"))
+}
+
+/// The server could not send a result column in binary ("no binary
+/// output function available for type aclitem").
+fn no_binary_output(e: &Error) -> bool {
+    e.code() == Some(&SqlState::UNDEFINED_FUNCTION)
+        && e.as_db_error()
+            .is_some_and(|db| db.message().starts_with("no binary output function"))
 }
 
 #[cfg(test)]

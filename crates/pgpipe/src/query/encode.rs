@@ -87,27 +87,44 @@ fn bind<P: Params + ?Sized>(
     statement: &str,
     params: &P,
     types: Option<&[Type]>,
+    columns: Option<&[Column]>,
     buf: &mut BytesMut,
 ) -> Result<(), Error> {
-    bind_to(enc, "", statement, params, types, buf)
+    bind_to(enc, "", statement, params, types, columns, buf)
 }
 
-/// Bind into a named portal; binary parameters and results.
+/// Bind into a named portal; binary parameters and results, but text for
+/// result columns whose type has no binary output (when the statement's
+/// `columns` are known).
 pub(crate) fn bind_to<P: Params + ?Sized>(
     enc: &Encoder,
     portal: &str,
     statement: &str,
     params: &P,
     types: Option<&[Type]>,
+    columns: Option<&[Column]>,
     buf: &mut BytesMut,
 ) -> Result<(), Error> {
+    let text_formats;
+    let result_formats = match columns {
+        Some(cols) if cols.iter().any(|c| c.type_().text_output_only()) => {
+            // The server refuses binary output of these ("no binary output
+            // function"); every other column stays binary.
+            text_formats = cols
+                .iter()
+                .map(|c| i16::from(!c.type_().text_output_only()))
+                .collect::<Vec<i16>>();
+            &text_formats[..]
+        }
+        _ => BINARY,
+    };
     enc.bind(
         portal,
         statement,
         BINARY,
         params.len(),
         |w| params.encode(types, w),
-        BINARY,
+        result_formats,
         buf,
     )
     .map_err(encode_error)
@@ -206,7 +223,15 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
             if stmt.copies_from_stdin() {
                 return Err(crate::copy::copy_from_stdin_refused());
             }
-            bind(enc, stmt.name(), params, Some(stmt.params()), buf)?;
+            let columns = &stmt.shared_columns()[..];
+            bind(
+                enc,
+                stmt.name(),
+                params,
+                Some(stmt.params()),
+                Some(columns),
+                buf,
+            )?;
             end(buf)?;
             return Ok(Plan::Prepared(stmt.shared_columns().clone()));
         }
@@ -216,14 +241,14 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
         if !cache.enabled() {
             crate::copy::refuse_copy_from_stdin(sql)?;
             enc.parse("", sql, oids, buf).map_err(encode_error)?;
-            bind(enc, "", params, None, buf)?;
+            bind(enc, "", params, None, None, buf)?;
             enc.describe(Target::Portal, "", buf)
                 .map_err(encode_error)?;
             end(buf)?;
             return Ok(Plan::Unnamed);
         }
         if let Some(hit) = cache.get(sql, oids) {
-            bind(enc, &hit.name, params, None, buf)?;
+            bind(enc, &hit.name, params, None, hit.columns.as_deref(), buf)?;
             if hit.columns.is_none() {
                 // An earlier request parsed it but its answer is not in
                 // yet: ask for the columns again.
@@ -248,7 +273,7 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
                     .map_err(encode_error)?;
             }
             enc.parse(&name, sql, oids, buf).map_err(encode_error)?;
-            bind(enc, &name, params, None, buf)?;
+            bind(enc, &name, params, None, None, buf)?;
             enc.describe(Target::Portal, "", buf)
                 .map_err(encode_error)?;
             end(buf)

@@ -84,16 +84,20 @@ impl Client {
         let name = shared.next_portal_name();
         let mut responses = shared
             .send(self.session(), Request::Statement, |enc, buf| {
-                let (from, types) = match statement {
+                let (from, types, columns) = match statement {
                     StatementRef::Sql(sql) => {
                         params
                             .with_type_oids(|oids| enc.parse("", sql, oids, buf))
                             .map_err(encode_error)?;
-                        ("", None)
+                        ("", None, None)
                     }
-                    StatementRef::Prepared(stmt) => (stmt.name(), Some(stmt.params())),
+                    StatementRef::Prepared(stmt) => (
+                        stmt.name(),
+                        Some(stmt.params()),
+                        Some(&stmt.shared_columns()[..]),
+                    ),
                 };
-                bind_to(enc, &name, from, &params, types, buf)?;
+                bind_to(enc, &name, from, &params, types, columns, buf)?;
                 enc.describe(Target::Portal, &name, buf)
                     .map_err(encode_error)?;
                 frontend::sync(buf);
