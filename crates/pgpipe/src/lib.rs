@@ -40,11 +40,12 @@ pub use config::{
     ChannelBinding, Config, ConfigError, Host, LoadBalanceHosts, QueryMode, SslMode,
     SslNegotiation, TargetSessionAttrs,
 };
+pub use connect::CancelToken;
 pub use connect::{connect, connect_with_driver};
 pub use copy::{
     BinaryCopyWriter, CopyIn, CopyOut, CopyOutReader, CopyOutRows, OnConflict, ToRow, UpsertCounts,
 };
-pub use driver::{CancelToken, Connection};
+pub use driver::Connection;
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};
 pub use notify::{
     Event, GapReason, Listener, ListenerBuilder, ListenerStats, Notification, Notifications,

@@ -1,6 +1,7 @@
 //! Opening a connection: resolving hosts, the startup handshake and
 //! authentication, multi-host and `target_session_attrs`.
 
+mod cancel;
 mod open;
 mod require_auth;
 pub(crate) mod sslmode;
@@ -10,5 +11,7 @@ pub(crate) mod tls;
 #[cfg(feature = "tls")]
 mod x509;
 
+pub(crate) use cancel::CancelTls;
+pub use cancel::CancelToken;
 pub use open::{connect, connect_with_driver};
 pub(crate) use startup::{handshake, message_name};

@@ -13,10 +13,10 @@ use crate::config::{
 };
 use crate::connect::handshake;
 use crate::connect::sslmode::{self, AttemptFailure, Transport};
+use crate::connect::{CancelTls, CancelToken};
 use crate::driver::Connection;
 use crate::driver::Shared;
 use crate::driver::Socket;
-use crate::driver::{CancelTls, CancelToken};
 use crate::error::ErrorKind;
 use crate::session::Session;
 use crate::{Client, Error, SimpleQueryMessage};
@@ -297,10 +297,17 @@ async fn attempt(
         timeout: config.connect_timeout,
         tls: tls.filter(|_| tls_used),
     };
-    let mut shared = Shared::new(cache_capacity, encoder, cancel, config.query_timeout);
+    let (process_id, secret_key) = (cancel.process_id, cancel.legacy_secret_key());
+    let mut shared = Shared::new(
+        cache_capacity,
+        encoder,
+        process_id,
+        secret_key,
+        config.query_timeout,
+    );
     shared.coalesce = config.coalesce_sync;
     let shared = Arc::new(shared);
-    let state = Arc::new(Session::new(shared.clone(), session.parameters));
+    let state = Arc::new(Session::new(shared.clone(), session.parameters, cancel));
     let _ = state.database.set(config.dbname.clone());
     let connection = Connection::new(socket, shared, state.clone(), decoder, session.leftover);
     Ok((Client::new(state), connection))

@@ -109,7 +109,7 @@ pub(crate) async fn handshake(
         })?;
     framed.send().await?;
 
-    let channel = framed.socket.tls_server_end_point();
+    let channel = tls_server_end_point(framed.socket);
     authenticate(&mut framed, config, password, encoder, channel).await?;
 
     let mut session = Session {
@@ -415,4 +415,15 @@ fn server_error(fields: &pgpipe_proto::backend::ErrorFields, default: ErrorKind)
 
 pub(crate) fn message_name(msg: &Message) -> &'static str {
     pgpipe_proto::backend::tag::name(msg.tag()).unwrap_or("an unknown message")
+}
+
+/// The `tls-server-end-point` channel-binding data: `None` without TLS,
+/// `Some(None)` when the server certificate's signature algorithm has no
+/// defined hash (Ed25519), `Some(Some(hash))` otherwise.
+fn tls_server_end_point(socket: &Socket) -> Option<Option<Vec<u8>>> {
+    match socket {
+        #[cfg(feature = "tls")]
+        Socket::Tls(stream) => Some(crate::connect::tls::server_end_point(stream)),
+        _ => None,
+    }
 }

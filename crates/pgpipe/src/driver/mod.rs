@@ -1,13 +1,10 @@
 //! The one task that owns the socket, and the plumbing every handle shares
 //! with it: the request queue and write buffer ([`Shared`]), the reply
-//! hand-off ([`Slot`], [`Responses`]), the stream types, and cancel
-//! requests.
+//! hand-off ([`Slot`], [`Responses`]), and the socket types.
 
-mod cancel;
 mod coalesce;
 mod connection;
 mod counters;
-mod drop_cancel;
 mod events;
 mod queue;
 mod reservation;
@@ -15,11 +12,8 @@ mod shared;
 mod slot;
 mod socket;
 
-pub(crate) use cancel::CancelTls;
-pub use cancel::CancelToken;
 pub(crate) use coalesce::eligible_sql as coalescible;
 pub use connection::Connection;
-pub(crate) use drop_cancel::cancel_dropped;
 pub(crate) use events::Events;
 pub(crate) use reservation::{Request, SessionEnd, SessionId, NO_SESSION};
 pub(crate) use shared::Shared;

@@ -21,7 +21,6 @@ use crate::driver::counters::random_tag;
 pub(crate) use crate::driver::counters::Counters;
 use crate::driver::queue::{gathered_enough, Queue, MAX_IN_FLIGHT};
 use crate::driver::reservation::{encode_unsynced, Request, SessionId, NO_SESSION};
-use crate::driver::CancelToken;
 use crate::driver::{Responses, Slot};
 use crate::error::ErrorKind;
 use crate::query::StatementCache;
@@ -47,8 +46,6 @@ pub(crate) struct Shared {
     pub(super) outstanding: AtomicUsize,
     /// Mirrors `Queue::closed.is_some()` for lock-free reads.
     closed_flag: std::sync::atomic::AtomicBool,
-    /// Where to send a CancelRequest.
-    pub(crate) cancel: CancelToken,
     /// The default client-side query timeout.
     pub(crate) query_timeout: Option<Duration>,
     /// Woken when a reservation ends.
@@ -66,10 +63,10 @@ impl Shared {
     pub(crate) fn new(
         statement_cache_capacity: usize,
         encoder: Encoder,
-        cancel: CancelToken,
+        process_id: i32,
+        secret_key: i32,
         query_timeout: Option<Duration>,
     ) -> Shared {
-        let (process_id, secret_key) = (cancel.process_id, cancel.legacy_secret_key());
         Shared {
             queue: Mutex::new(Queue {
                 write_buf: BytesMut::with_capacity(8 * 1024),
@@ -96,7 +93,6 @@ impl Shared {
             transaction_status: AtomicU8::new(TransactionStatus::Idle as u8),
             outstanding: AtomicUsize::new(0),
             closed_flag: std::sync::atomic::AtomicBool::new(false),
-            cancel,
             query_timeout,
             released: Notify::new(),
             coalesce: false,
@@ -642,14 +638,13 @@ impl Shared {
         true
     }
 
-    /// Closes the write gate for [`cancel_dropped`]: if `session` holds
+    /// Closes the write gate for the cancel of a dropped session (see
+    /// `session::cancel_dropped`): if `session` holds
     /// the connection (with [`NO_SESSION`]: nobody holds it, its holder
     /// has it to itself), the server is inside a transaction block (so
     /// the session's BEGIN has been answered: whatever was written before
     /// it has ended), nothing else holds the gate, and something written
     /// is still unanswered.
-    ///
-    /// [`cancel_dropped`]: crate::driver::cancel_dropped
     pub(crate) fn gate_for_dropped(&self, session: SessionId) -> bool {
         let mut q = self.lock();
         let ours = match &q.reservation {

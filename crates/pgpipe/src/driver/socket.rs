@@ -29,17 +29,6 @@ impl Socket {
             _ => false,
         }
     }
-
-    /// The `tls-server-end-point` channel-binding data: `None` without TLS,
-    /// `Some(None)` when the server certificate's signature algorithm has no
-    /// defined hash (Ed25519), `Some(Some(hash))` otherwise.
-    pub(crate) fn tls_server_end_point(&self) -> Option<Option<Vec<u8>>> {
-        match self {
-            #[cfg(feature = "tls")]
-            Socket::Tls(stream) => Some(crate::connect::tls::server_end_point(stream)),
-            _ => None,
-        }
-    }
 }
 
 impl AsyncRead for Socket {

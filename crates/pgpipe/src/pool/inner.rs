@@ -392,7 +392,7 @@ impl PoolInner {
                     // Inside a transaction block its holder left, a
                     // statement still running would hold the rollback
                     // (and the locks) back until it ends: cancel it.
-                    crate::driver::cancel_dropped(conn.client.shared().driver(), NO_SESSION);
+                    crate::session::cancel_dropped(conn.client.shared(), NO_SESSION);
                     let pool = self.clone();
                     runtime.spawn(async move { pool.settle(conn, permit).await });
                     return;

@@ -1,10 +1,12 @@
 //! What one server session knows above the driver: the server's
 //! parameters, the notice handler, where notifications go, the types
-//! looked up in its catalog and the columns of its COPY targets. The
+//! looked up in its catalog, the columns of its COPY targets, and its
+//! cancel key. The
 //! driver reports notices, notifications and parameter changes here
 //! through [`Events`]; a [`Session`] dereferences to the driver's
 //! [`Shared`] state, so a handle reaches both through one pointer.
 
+mod drop_cancel;
 mod notifications;
 
 use std::collections::HashMap;
@@ -13,16 +15,20 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use pgpipe_proto::backend::Notification;
 
+use crate::connect::CancelToken;
 use crate::driver::{Events, Shared};
 use crate::error::{DbError, ErrorKind};
 use crate::query::Column;
 use crate::types::TypeRegistry;
 
+pub(crate) use drop_cancel::cancel_dropped;
 pub(crate) use notifications::{NoticeHandler, NotificationRoute};
 
 /// One connection's session state, above its driver.
 pub(crate) struct Session {
     driver: Arc<Shared>,
+    /// Where to send a CancelRequest.
+    pub(crate) cancel: CancelToken,
     /// The server's parameters (ParameterStatus), as last reported.
     parameters: RwLock<HashMap<String, String>>,
     pub(crate) notice_handler: RwLock<Option<NoticeHandler>>,
@@ -40,9 +46,14 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(driver: Arc<Shared>, parameters: HashMap<String, String>) -> Session {
+    pub(crate) fn new(
+        driver: Arc<Shared>,
+        parameters: HashMap<String, String>,
+        cancel: CancelToken,
+    ) -> Session {
         Session {
             driver,
+            cancel,
             parameters: RwLock::new(parameters),
             notice_handler: RwLock::new(None),
             types: TypeRegistry::default(),
@@ -50,12 +61,6 @@ impl Session {
             notifications: NotificationRoute::default(),
             copy_targets: Mutex::default(),
         }
-    }
-
-    /// The driver's state (the request queue, reservations, the cancel
-    /// token).
-    pub(crate) fn driver(&self) -> &Arc<Shared> {
-        &self.driver
     }
 
     /// A server parameter's value, as last reported.

@@ -291,7 +291,7 @@ impl Drop for Transaction<'_> {
             None => {
                 // A statement still running would hold the ROLLBACK (and
                 // the locks) back until it ends: cancel it first.
-                crate::driver::cancel_dropped(shared.driver(), self.client.session());
+                crate::session::cancel_dropped(shared, self.client.session());
                 shared
                     .end_session(self.client.session(), None, |enc, buf| {
                         encode_control(enc, &["ROLLBACK"], buf)

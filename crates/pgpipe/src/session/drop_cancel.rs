@@ -5,8 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::driver::{SessionId, Shared};
+use crate::driver::SessionId;
 use crate::error::ErrorKind;
+use crate::session::Session;
 use crate::Error;
 
 /// How long the dropped session's statements may take to end after the
@@ -37,7 +38,7 @@ const CHECK: Duration = Duration::from_millis(5);
 /// running someone else's statement).
 ///
 /// [`NO_SESSION`]: crate::driver::NO_SESSION
-pub(crate) fn cancel_dropped(shared: &Arc<Shared>, session: SessionId) {
+pub(crate) fn cancel_dropped(shared: &Arc<Session>, session: SessionId) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
     };
@@ -78,7 +79,7 @@ pub(crate) fn cancel_dropped(shared: &Arc<Shared>, session: SessionId) {
 
 /// Reopens the write gate however the cancel ends (even if the runtime
 /// drops its task unpolled).
-struct OpenGateOnDrop(Arc<Shared>);
+struct OpenGateOnDrop(Arc<Session>);
 
 impl Drop for OpenGateOnDrop {
     fn drop(&mut self) {
