@@ -16,6 +16,8 @@
 //! `"UPPERCASE"` only change the case of the whole name. A raw identifier
 //! (`r#type`) is named without its `r#`.
 
+#![forbid(unsafe_code)]
+
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 

@@ -7,6 +7,7 @@
 //! in-memory buffers.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod auth;
 pub mod backend;

@@ -18,6 +18,7 @@
 //! ```
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod array;
 mod bit;
