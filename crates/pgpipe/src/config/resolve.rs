@@ -44,12 +44,21 @@ pub struct Target {
 }
 
 impl fmt::Debug for Target {
+    /// Every field, secrets as `<redacted>`. The struct is destructured
+    /// without `..`, so a new field that is not printed here fails to
+    /// compile (or warns as unused) instead of silently going missing.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Target {
+            host,
+            port,
+            password,
+            host_name,
+        } = self;
         f.debug_struct("Target")
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("password", &self.password.as_ref().map(|_| Redacted))
-            .field("host_name", &self.host_name)
+            .field("host", host)
+            .field("port", port)
+            .field("password", &password.as_ref().map(|_| Redacted))
+            .field("host_name", host_name)
             .finish()
     }
 }
@@ -129,43 +138,77 @@ pub struct ResolvedConfig {
 }
 
 impl fmt::Debug for ResolvedConfig {
+    /// Every field, secrets as `<redacted>`. The struct is destructured
+    /// without `..`, so a new field that is not printed here fails to
+    /// compile (or warns as unused) instead of silently going missing.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ResolvedConfig {
+            targets,
+            user,
+            dbname,
+            application_name,
+            options,
+            connect_timeout,
+            ssl_mode,
+            target_session_attrs,
+            load_balance_hosts,
+            keepalives,
+            keepalives_idle,
+            keepalives_interval,
+            keepalives_count,
+            tcp_user_timeout,
+            query_timeout,
+            coalesce_sync,
+            statement_cache_capacity,
+            query_mode,
+            max_message_size,
+            scram_max_iterations,
+            params,
+            ssl_cert,
+            ssl_key,
+            ssl_root_cert,
+            ssl_password,
+            ssl_crl,
+            ssl_crl_dir,
+            channel_binding,
+            ssl_negotiation,
+            require_auth,
+            min_protocol_version,
+            max_protocol_version,
+        } = self;
         f.debug_struct("ResolvedConfig")
-            .field("targets", &self.targets)
-            .field("user", &self.user)
-            .field("dbname", &self.dbname)
-            .field("application_name", &self.application_name)
-            .field("options", &self.options)
-            .field("connect_timeout", &self.connect_timeout)
-            .field("ssl_mode", &self.ssl_mode)
-            .field("target_session_attrs", &self.target_session_attrs)
-            .field("load_balance_hosts", &self.load_balance_hosts)
-            .field("keepalives", &self.keepalives)
-            .field("keepalives_idle", &self.keepalives_idle)
-            .field("keepalives_interval", &self.keepalives_interval)
-            .field("keepalives_count", &self.keepalives_count)
-            .field("tcp_user_timeout", &self.tcp_user_timeout)
-            .field("query_timeout", &self.query_timeout)
-            .field("coalesce_sync", &self.coalesce_sync)
-            .field("statement_cache_capacity", &self.statement_cache_capacity)
-            .field("query_mode", &self.query_mode)
-            .field("max_message_size", &self.max_message_size)
-            .field("scram_max_iterations", &self.scram_max_iterations)
-            .field("params", &self.params)
-            .field("ssl_cert", &self.ssl_cert)
-            .field("ssl_key", &self.ssl_key)
-            .field("ssl_root_cert", &self.ssl_root_cert)
-            .field(
-                "ssl_password",
-                &self.ssl_password.as_ref().map(|_| Redacted),
-            )
-            .field("ssl_crl", &self.ssl_crl)
-            .field("ssl_crl_dir", &self.ssl_crl_dir)
-            .field("channel_binding", &self.channel_binding)
-            .field("ssl_negotiation", &self.ssl_negotiation)
-            .field("require_auth", &self.require_auth)
-            .field("min_protocol_version", &self.min_protocol_version)
-            .field("max_protocol_version", &self.max_protocol_version)
+            .field("targets", targets)
+            .field("user", user)
+            .field("dbname", dbname)
+            .field("application_name", application_name)
+            .field("options", options)
+            .field("connect_timeout", connect_timeout)
+            .field("ssl_mode", ssl_mode)
+            .field("target_session_attrs", target_session_attrs)
+            .field("load_balance_hosts", load_balance_hosts)
+            .field("keepalives", keepalives)
+            .field("keepalives_idle", keepalives_idle)
+            .field("keepalives_interval", keepalives_interval)
+            .field("keepalives_count", keepalives_count)
+            .field("tcp_user_timeout", tcp_user_timeout)
+            .field("query_timeout", query_timeout)
+            .field("coalesce_sync", coalesce_sync)
+            .field("statement_cache_capacity", statement_cache_capacity)
+            .field("query_mode", query_mode)
+            .field("max_message_size", max_message_size)
+            .field("scram_max_iterations", scram_max_iterations)
+            .field("params", params)
+            .field("ssl_cert", ssl_cert)
+            .field("ssl_key", ssl_key)
+            .field("ssl_root_cert", ssl_root_cert)
+            .field("ssl_password", &ssl_password.as_ref().map(|_| Redacted))
+            .field("ssl_crl", ssl_crl)
+            .field("ssl_crl_dir", ssl_crl_dir)
+            .field("channel_binding", channel_binding)
+            .field("ssl_negotiation", ssl_negotiation)
+            .field("require_auth", require_auth)
+            .field("min_protocol_version", min_protocol_version)
+            .field("max_protocol_version", max_protocol_version)
             .finish()
     }
 }

@@ -757,6 +757,128 @@ fn debug_redacts_passwords() {
     assert!(format!("{e:?}").contains("password: None"));
 }
 
+/// The names of a struct's fields, from a destructuring without `..`: the
+/// list cannot miss a field, or this does not compile.
+macro_rules! field_names {
+    ($value:expr, $ty:ident { $($field:ident,)* }) => {{
+        let $ty { $($field: _,)* } = $value;
+        [$(stringify!($field)),*]
+    }};
+}
+
+#[test]
+fn debug_shows_every_field_and_no_secret() {
+    let c = parse("postgres://u:hunter2@h/db?sslpassword=keypass&require_auth=scram-sha-256");
+    let r = resolve(&c, &FakeEnv::new());
+    let shown = [
+        format!("{c:?}"),
+        format!("{r:?}"),
+        format!("{:?}", r.targets[0]),
+    ];
+    let names: [&[&str]; 3] = [
+        &field_names!(
+            &c,
+            Config {
+                hosts,
+                hostaddrs,
+                ports,
+                user,
+                password,
+                dbname,
+                application_name,
+                fallback_application_name,
+                options,
+                connect_timeout,
+                ssl_mode,
+                target_session_attrs,
+                load_balance_hosts,
+                keepalives,
+                keepalives_idle,
+                keepalives_interval,
+                keepalives_count,
+                tcp_user_timeout,
+                query_timeout,
+                coalesce_sync,
+                passfile,
+                statement_cache_capacity,
+                query_mode,
+                max_message_size,
+                scram_max_iterations,
+                params,
+                ssl_cert,
+                ssl_key,
+                ssl_root_cert,
+                ssl_password,
+                ssl_crl,
+                ssl_crl_dir,
+                channel_binding,
+                ssl_negotiation,
+                require_auth,
+                min_protocol_version,
+                max_protocol_version,
+            }
+        ),
+        &field_names!(
+            &r,
+            ResolvedConfig {
+                targets,
+                user,
+                dbname,
+                application_name,
+                options,
+                connect_timeout,
+                ssl_mode,
+                target_session_attrs,
+                load_balance_hosts,
+                keepalives,
+                keepalives_idle,
+                keepalives_interval,
+                keepalives_count,
+                tcp_user_timeout,
+                query_timeout,
+                coalesce_sync,
+                statement_cache_capacity,
+                query_mode,
+                max_message_size,
+                scram_max_iterations,
+                params,
+                ssl_cert,
+                ssl_key,
+                ssl_root_cert,
+                ssl_password,
+                ssl_crl,
+                ssl_crl_dir,
+                channel_binding,
+                ssl_negotiation,
+                require_auth,
+                min_protocol_version,
+                max_protocol_version,
+            }
+        ),
+        &field_names!(
+            &r.targets[0],
+            Target {
+                host,
+                port,
+                password,
+                host_name,
+            }
+        ),
+    ];
+    for (shown, names) in shown.iter().zip(names) {
+        for name in names {
+            // Each field follows "{ " or ", ".
+            assert!(
+                shown.contains(&format!(" {name}: ")),
+                "{name} missing: {shown}"
+            );
+        }
+        for secret in ["hunter2", "keypass", "104, 117, 110"] {
+            assert!(!shown.contains(secret), "{secret} shown: {shown}");
+        }
+    }
+}
+
 // ------------------------------------------------------------- resolve
 
 #[test]
