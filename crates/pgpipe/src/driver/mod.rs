@@ -4,8 +4,10 @@
 
 mod coalesce;
 mod connection;
+mod copy_data;
 mod counters;
 mod events;
+mod gate;
 mod queue;
 mod reservation;
 mod shared;

@@ -379,28 +379,6 @@ impl Shared {
         Ok((r, begin, false))
     }
 
-    /// Ready once the write buffer holds at most `limit` bytes, so that a
-    /// COPY IN writer never queues more than that ahead of the socket;
-    /// otherwise the driver wakes `cx` when it takes the buffer.
-    pub(crate) fn poll_write_room(
-        &self,
-        cx: &mut std::task::Context<'_>,
-        limit: usize,
-    ) -> std::task::Poll<Result<(), Error>> {
-        let mut q = self.lock();
-        if let Some(reason) = &q.closed {
-            return std::task::Poll::Ready(Err(Error::closed().context(reason)));
-        }
-        if q.write_buf.len() <= limit {
-            return std::task::Poll::Ready(Ok(()));
-        }
-        match &q.writer_waker {
-            Some(w) if w.will_wake(cx.waker()) => {}
-            _ => q.writer_waker = Some(cx.waker().clone()),
-        }
-        std::task::Poll::Pending
-    }
-
     /// Every slot still waiting to be written (the queue and requests
     /// deferred behind a session), for the driver failing them all; ends any
     /// reservation, waking whoever waits for one.
@@ -461,63 +439,6 @@ impl Shared {
         let cap = self.group_size.cap();
         coalesce::rejoin(&mut q.group, &mut q.write_buf, &mut q.slots, rejoin, cap);
         true
-    }
-
-    /// Writes bytes that belong to a request already in flight (a COPY's
-    /// data, CopyDone, CopyFail): no new response slot, and never held
-    /// back (the request cannot end without them).
-    pub(crate) fn send_unrouted<F>(&self, encode: F) -> Result<(), Error>
-    where
-        F: FnOnce(&Encoder, &mut BytesMut) -> Result<(), Error>,
-    {
-        let waker = {
-            let mut q = self.lock();
-            if let Some(reason) = &q.closed {
-                return Err(Error::closed().context(reason));
-            }
-            q.seal_group();
-            let start = q.write_buf.len();
-            if let Err(e) = encode(&self.encoder, &mut q.write_buf) {
-                q.write_buf.truncate(start);
-                return Err(e);
-            }
-            q.flush_now = true;
-            if start == 0 {
-                q.driver_waker.take()
-            } else {
-                None
-            }
-        };
-        if let Some(w) = waker {
-            w.wake();
-        }
-        Ok(())
-    }
-
-    /// Queues one complete message that belongs to a request already in
-    /// flight (a COPY's CopyData), leaving `message` empty. When nothing
-    /// else is queued the buffer itself becomes the write buffer (the
-    /// caller gets the old, empty one with its capacity): a 64 KiB chunk of
-    /// COPY data goes to the socket without being copied here.
-    pub(crate) fn send_message(&self, message: &mut BytesMut) -> Result<(), Error> {
-        self.send_unrouted(|_, buf| {
-            if buf.is_empty() {
-                std::mem::swap(buf, message);
-            } else {
-                buf.extend_from_slice(message);
-            }
-            message.clear();
-            Ok(())
-        })
-    }
-
-    /// Refuses a COPY FROM STDIN started through a query method: the server
-    /// would otherwise wait for data forever.
-    pub(crate) fn refuse_copy_in(&self) {
-        let _ = self.send_unrouted(|enc, buf| {
-            enc.copy_fail("COPY FROM STDIN is not supported through this method", buf)
-                .map_err(|e| Error::protocol(e.to_string()))
-        });
     }
 
     /// Queues Terminate; later requests fail as closed.
@@ -616,89 +537,6 @@ impl Shared {
     /// The driver finished (or failed) `n` requests.
     pub(crate) fn finished(&self, n: usize) {
         self.outstanding.fetch_sub(n, Ordering::Relaxed);
-    }
-
-    /// Closes the write gate if `slot`'s request is the only one queued or
-    /// in flight and has not ended: then a cancel can only hit it.
-    pub(crate) fn gate_for_cancel(&self, slot: &Slot) -> bool {
-        let mut q = self.lock();
-        if q.closed.is_some() || slot.is_done() || self.outstanding.load(Ordering::Relaxed) != 1 {
-            return false;
-        }
-        // Held back behind a transaction: not sent, so nothing to cancel
-        // (and a cancel would hit the transaction).
-        if q.reservation.as_ref().is_some_and(|held| {
-            held.deferred_slots
-                .iter()
-                .any(|s| std::ptr::eq(Arc::as_ptr(s), slot))
-        }) {
-            return false;
-        }
-        q.write_gate = true;
-        true
-    }
-
-    /// Closes the write gate for the cancel of a dropped session (see
-    /// `session::cancel_dropped`): if `session` holds
-    /// the connection (with [`NO_SESSION`]: nobody holds it, its holder
-    /// has it to itself), the server is inside a transaction block (so
-    /// the session's BEGIN has been answered: whatever was written before
-    /// it has ended), nothing else holds the gate, and something written
-    /// is still unanswered.
-    pub(crate) fn gate_for_dropped(&self, session: SessionId) -> bool {
-        let mut q = self.lock();
-        let ours = match &q.reservation {
-            Some(held) => held.session == session,
-            None => session == NO_SESSION,
-        };
-        if !ours
-            || q.closed.is_some()
-            || q.write_gate
-            || self.transaction_status() == TransactionStatus::Idle
-        {
-            return false;
-        }
-        if self.unanswered(&q) == 0 {
-            return false;
-        }
-        q.write_gate = true;
-        true
-    }
-
-    /// Requests written to the socket whose answer has not ended: the
-    /// outstanding ones that are neither queued nor held behind a session.
-    pub(crate) fn written_unanswered(&self) -> usize {
-        self.unanswered(&self.lock())
-    }
-
-    fn unanswered(&self, q: &Queue) -> usize {
-        let queued: usize = q.slots.iter().map(|s| s.requests()).sum();
-        let deferred = q.reservation.as_ref().map_or(0, |r| r.deferred_slots.len());
-        self.outstanding
-            .load(Ordering::Relaxed)
-            .saturating_sub(queued + deferred)
-    }
-
-    /// A caller whose query timed out gives up its request: if it is still
-    /// held behind another session's reservation, it is withdrawn (never
-    /// sent, so nothing to cancel) and the error says why; `None` if it
-    /// was sent.
-    pub(crate) fn withdraw_held(&self, slot: &Slot, limit: Duration) -> Option<Error> {
-        let reason = crate::driver::slot::held_error(limit);
-        let _q = self.lock();
-        slot.withdraw(ErrorKind::Timeout, &reason)
-            .then(|| Error::new(ErrorKind::Timeout, reason))
-    }
-
-    pub(crate) fn open_gate(&self) {
-        let waker = {
-            let mut q = self.lock();
-            q.write_gate = false;
-            q.driver_waker.take()
-        };
-        if let Some(w) = waker {
-            w.wake();
-        }
     }
 
     /// Records the status of the latest ReadyForQuery.
