@@ -7,9 +7,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use pgpipe_types::{
-    Circle, Path, PgBox, PgLsn, PgSnapshot, Polygon, Tid,
-    Array, BitString, Cidr, CompositeReader, Date, Decode, Inet, Interval, MacAddr, MacAddr8,
-    Money, Multirange, Numeric, Range, Time, TimeTz, Timestamp, TimestampTz, Type, WithInfinity,
+    Array, BitString, Cidr, Circle, CompositeReader, Date, Decode, Inet, Interval, MacAddr,
+    MacAddr8, Money, Multirange, Numeric, Path, PgBox, PgLsn, PgSnapshot, Polygon, Range, Tid,
+    Time, TimeTz, Timestamp, TimestampTz, TsVector, Type, WithInfinity,
 };
 
 fn feed<'a, T: Decode<'a>>(ty: &Type, raw: &'a [u8]) {
@@ -52,6 +52,7 @@ fuzz_target!(|data: &[u8]| {
         28 => feed::<PgSnapshot>(&Type::PG_SNAPSHOT, raw),
         29 => feed::<PgLsn>(&Type::PG_LSN, raw),
         30 => feed::<Tid>(&Type::TID, raw),
+        31 => feed::<TsVector>(&Type::TSVECTOR, raw),
         _ => {
             if let Ok(mut reader) = CompositeReader::new(&Type::RECORD, raw) {
                 while let Ok(Some(field)) = reader.next_field() {

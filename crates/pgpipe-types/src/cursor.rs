@@ -1,6 +1,6 @@
 //! A bounds-checked reader over one binary value, for the codecs whose
 //! values are a sequence of fixed-size fields (geometric types,
-//! `pg_snapshot`): every read says which type ran short.
+//! `pg_snapshot`, `tsvector`): every read says which type ran short.
 
 use crate::BoxError;
 
@@ -41,6 +41,10 @@ impl<'a> Cursor<'a> {
         Ok(self.array::<1>()?[0])
     }
 
+    pub(crate) fn u16(&mut self) -> Result<u16, BoxError> {
+        self.array().map(u16::from_be_bytes)
+    }
+
     pub(crate) fn i32(&mut self) -> Result<i32, BoxError> {
         self.array().map(i32::from_be_bytes)
     }
@@ -51,6 +55,22 @@ impl<'a> Cursor<'a> {
 
     pub(crate) fn f64(&mut self) -> Result<f64, BoxError> {
         self.array().map(f64::from_be_bytes)
+    }
+
+    /// The bytes up to the next NUL, and the NUL skipped.
+    pub(crate) fn c_string(&mut self) -> Result<&'a [u8], BoxError> {
+        match self.raw.iter().position(|&b| b == 0) {
+            Some(end) => {
+                let s = &self.raw[..end];
+                self.raw = &self.raw[end + 1..];
+                Ok(s)
+            }
+            None => Err(format!(
+                "invalid binary {} value: a string without its terminating NUL",
+                self.what
+            )
+            .into()),
+        }
     }
 
     /// How many bytes are left.

@@ -44,6 +44,7 @@ mod range;
 mod snapshot;
 mod text;
 mod traits;
+mod tsvector;
 mod ty;
 #[cfg(feature = "uuid")]
 mod uuid;
@@ -75,5 +76,6 @@ pub use pgpipe_proto::Oid;
 pub use range::{Multirange, Range};
 pub use snapshot::{PgSnapshot, SnapshotError};
 pub use traits::{Decode, Encode, StaticType, TypeRef};
+pub use tsvector::{Lexeme, TsVector, TsVectorError, Weight};
 pub use ty::{Field, Kind, Type};
 pub use xid::{Cid, Tid, Xid, Xid8};

@@ -10,7 +10,7 @@ use std::net::IpAddr;
 use pgpipe_types::{
     Array, BitString, Cid, Cidr, Circle, CompositeReader, Date, Decode, Field, Inet, Interval,
     Kind, Line, LineSegment, MacAddr, MacAddr8, Money, Multirange, Numeric, Path, PgBox, PgLsn,
-    PgSnapshot, Point, Polygon, Range, Tid, Time, TimeTz, Timestamp, TimestampTz, Type,
+    PgSnapshot, Point, Polygon, Range, Tid, Time, TimeTz, Timestamp, TimestampTz, TsVector, Type,
     WithInfinity, Xid, Xid8,
 };
 use proptest::prelude::*;
@@ -167,6 +167,7 @@ proptest! {
         feed::<Xid8>(&Type::XID8, &raw);
         feed::<Cid>(&Type::CID, &raw);
         feed::<PgSnapshot>(&Type::PG_SNAPSHOT, &raw);
+        feed::<TsVector>(&Type::TSVECTOR, &raw);
         feed::<Vec<Option<Polygon>>>(&Type::POLYGON_ARRAY, &raw);
         feed::<Vec<PgSnapshot>>(&Type::PG_SNAPSHOT_ARRAY, &raw);
     }

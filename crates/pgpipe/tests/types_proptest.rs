@@ -10,7 +10,8 @@ use std::fmt::Debug;
 use std::future::Future;
 
 use pgpipe::types::{
-    Circle, Line, LineSegment, Numeric, Path, PgBox, PgLsn, PgSnapshot, Point, Polygon, Tid, Xid8,
+    Circle, Lexeme, Line, LineSegment, Numeric, Path, PgBox, PgLsn, PgSnapshot, Point, Polygon,
+    Tid, TsVector, Weight, Xid8,
 };
 use pgpipe::Client;
 use proptest::prelude::*;
@@ -365,6 +366,43 @@ fn snapshots() {
         let (back, text) = select(&client, "pg_snapshot", &s).await?;
         prop_assert_eq!(&back, &s);
         prop_assert_eq!(text, s.to_string());
+        Ok(())
+    });
+}
+
+/// Words of any non-NUL characters (quotes and backslashes included) with
+/// positions and weights; the server's text of what we send is our Display.
+#[test]
+fn tsvectors() {
+    let weight = prop_oneof![
+        Just(Weight::A),
+        Just(Weight::B),
+        Just(Weight::C),
+        Just(Weight::D)
+    ];
+    let word = prop::collection::vec(
+        prop_oneof![
+            any::<char>().prop_filter("no NUL", |c| *c != '\0'),
+            Just('\''),
+            Just('\\')
+        ],
+        1..12,
+    )
+    .prop_map(String::from_iter);
+    let lexeme = (
+        word,
+        prop::collection::btree_map(1u16..=TsVector::MAX_POSITION, weight, 0..6),
+    )
+        .prop_map(|(w, pos)| Lexeme::new(w).at(pos));
+    let vector = prop::collection::vec(lexeme, 0..8).prop_map(|mut ls| {
+        ls.sort_by(|a, b| a.word.cmp(&b.word));
+        ls.dedup_by(|a, b| a.word == b.word);
+        TsVector::new(ls).unwrap()
+    });
+    run("prop_tsvector", vector, |client, v| async move {
+        let (back, text) = select(&client, "tsvector", &v).await?;
+        prop_assert_eq!(&back, &v);
+        prop_assert_eq!(text, v.to_string());
         Ok(())
     });
 }
