@@ -35,6 +35,10 @@ scripts/ensure-tracefs.sh
 
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check
+if [ -r /usr/share/postgresql/15/errcodes.txt ]; then
+  echo "==> SQLSTATE table matches PostgreSQL 15's errcodes.txt"
+  python3 scripts/gen-sqlstate.py /usr/share/postgresql/15/errcodes.txt 15 --check
+fi
 echo "==> cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "==> cargo test"

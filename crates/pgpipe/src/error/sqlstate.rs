@@ -1,7 +1,7 @@
-// @generated from src/backend/utils/errcodes.txt of PostgreSQL 14
-// (postgres/postgres commit 4edf96846a02) by a one-off python3 script
-// kept outside the repository. Regenerate rather than edit by hand when
-// PostgreSQL adds codes. Lookups (`SqlState::from_code`) go through a `match`
+// @generated from src/backend/utils/errcodes.txt of PostgreSQL 15
+// by scripts/gen-sqlstate.py: the constants, `idx`, `TABLE` and `lookup`
+// (the rest of this file is written by hand). Regenerate rather than edit
+// them by hand when PostgreSQL adds codes. Lookups (`SqlState::from_code`) go through a `match`
 // on the 5-byte code, which rustc compiles to a byte-by-byte decision tree: no
 // hashing, no allocation.
 
@@ -9,7 +9,7 @@
 //!
 //! [`SqlState`] wraps the five-character SQLSTATE code that PostgreSQL sends
 //! in the `C` field of every `ErrorResponse` and `NoticeResponse`. Every code
-//! listed in PostgreSQL 14's `errcodes.txt` has an associated constant,
+//! listed in PostgreSQL 15's `errcodes.txt` has an associated constant,
 //! so errors can be matched without string comparisons:
 //!
 //! ```
@@ -384,6 +384,8 @@ impl SqlState {
     pub const TOO_MANY_JSON_OBJECT_MEMBERS: SqlState = SqlState::known(idx::E2203E);
     /// `2203F` `sql_json_scalar_required`.
     pub const SQL_JSON_SCALAR_REQUIRED: SqlState = SqlState::known(idx::E2203F);
+    /// `2203G` `sql_json_item_cannot_be_cast_to_target_type`.
+    pub const SQL_JSON_ITEM_CANNOT_BE_CAST_TO_TARGET_TYPE: SqlState = SqlState::known(idx::E2203G);
 
     // Class 23 - Integrity Constraint Violation
     /// `23000` `integrity_constraint_violation`.
@@ -876,171 +878,172 @@ mod idx {
     pub(super) const E2203D: u16 = 95;
     pub(super) const E2203E: u16 = 96;
     pub(super) const E2203F: u16 = 97;
-    pub(super) const E23000: u16 = 98;
-    pub(super) const E23001: u16 = 99;
-    pub(super) const E23502: u16 = 100;
-    pub(super) const E23503: u16 = 101;
-    pub(super) const E23505: u16 = 102;
-    pub(super) const E23514: u16 = 103;
-    pub(super) const E23P01: u16 = 104;
-    pub(super) const E24000: u16 = 105;
-    pub(super) const E25000: u16 = 106;
-    pub(super) const E25001: u16 = 107;
-    pub(super) const E25002: u16 = 108;
-    pub(super) const E25008: u16 = 109;
-    pub(super) const E25003: u16 = 110;
-    pub(super) const E25004: u16 = 111;
-    pub(super) const E25005: u16 = 112;
-    pub(super) const E25006: u16 = 113;
-    pub(super) const E25007: u16 = 114;
-    pub(super) const E25P01: u16 = 115;
-    pub(super) const E25P02: u16 = 116;
-    pub(super) const E25P03: u16 = 117;
-    pub(super) const E26000: u16 = 118;
-    pub(super) const E27000: u16 = 119;
-    pub(super) const E28000: u16 = 120;
-    pub(super) const E28P01: u16 = 121;
-    pub(super) const E2B000: u16 = 122;
-    pub(super) const E2BP01: u16 = 123;
-    pub(super) const E2D000: u16 = 124;
-    pub(super) const E2F000: u16 = 125;
-    pub(super) const E2F005: u16 = 126;
-    pub(super) const E2F002: u16 = 127;
-    pub(super) const E2F003: u16 = 128;
-    pub(super) const E2F004: u16 = 129;
-    pub(super) const E34000: u16 = 130;
-    pub(super) const E38000: u16 = 131;
-    pub(super) const E38001: u16 = 132;
-    pub(super) const E38002: u16 = 133;
-    pub(super) const E38003: u16 = 134;
-    pub(super) const E38004: u16 = 135;
-    pub(super) const E39000: u16 = 136;
-    pub(super) const E39001: u16 = 137;
-    pub(super) const E39004: u16 = 138;
-    pub(super) const E39P01: u16 = 139;
-    pub(super) const E39P02: u16 = 140;
-    pub(super) const E39P03: u16 = 141;
-    pub(super) const E3B000: u16 = 142;
-    pub(super) const E3B001: u16 = 143;
-    pub(super) const E3D000: u16 = 144;
-    pub(super) const E3F000: u16 = 145;
-    pub(super) const E40000: u16 = 146;
-    pub(super) const E40002: u16 = 147;
-    pub(super) const E40001: u16 = 148;
-    pub(super) const E40003: u16 = 149;
-    pub(super) const E40P01: u16 = 150;
-    pub(super) const E42000: u16 = 151;
-    pub(super) const E42601: u16 = 152;
-    pub(super) const E42501: u16 = 153;
-    pub(super) const E42846: u16 = 154;
-    pub(super) const E42803: u16 = 155;
-    pub(super) const E42P20: u16 = 156;
-    pub(super) const E42P19: u16 = 157;
-    pub(super) const E42830: u16 = 158;
-    pub(super) const E42602: u16 = 159;
-    pub(super) const E42622: u16 = 160;
-    pub(super) const E42939: u16 = 161;
-    pub(super) const E42804: u16 = 162;
-    pub(super) const E42P18: u16 = 163;
-    pub(super) const E42P21: u16 = 164;
-    pub(super) const E42P22: u16 = 165;
-    pub(super) const E42809: u16 = 166;
-    pub(super) const E428C9: u16 = 167;
-    pub(super) const E42703: u16 = 168;
-    pub(super) const E42883: u16 = 169;
-    pub(super) const E42P01: u16 = 170;
-    pub(super) const E42P02: u16 = 171;
-    pub(super) const E42704: u16 = 172;
-    pub(super) const E42701: u16 = 173;
-    pub(super) const E42P03: u16 = 174;
-    pub(super) const E42P04: u16 = 175;
-    pub(super) const E42723: u16 = 176;
-    pub(super) const E42P05: u16 = 177;
-    pub(super) const E42P06: u16 = 178;
-    pub(super) const E42P07: u16 = 179;
-    pub(super) const E42712: u16 = 180;
-    pub(super) const E42710: u16 = 181;
-    pub(super) const E42702: u16 = 182;
-    pub(super) const E42725: u16 = 183;
-    pub(super) const E42P08: u16 = 184;
-    pub(super) const E42P09: u16 = 185;
-    pub(super) const E42P10: u16 = 186;
-    pub(super) const E42611: u16 = 187;
-    pub(super) const E42P11: u16 = 188;
-    pub(super) const E42P12: u16 = 189;
-    pub(super) const E42P13: u16 = 190;
-    pub(super) const E42P14: u16 = 191;
-    pub(super) const E42P15: u16 = 192;
-    pub(super) const E42P16: u16 = 193;
-    pub(super) const E42P17: u16 = 194;
-    pub(super) const E44000: u16 = 195;
-    pub(super) const E53000: u16 = 196;
-    pub(super) const E53100: u16 = 197;
-    pub(super) const E53200: u16 = 198;
-    pub(super) const E53300: u16 = 199;
-    pub(super) const E53400: u16 = 200;
-    pub(super) const E54000: u16 = 201;
-    pub(super) const E54001: u16 = 202;
-    pub(super) const E54011: u16 = 203;
-    pub(super) const E54023: u16 = 204;
-    pub(super) const E55000: u16 = 205;
-    pub(super) const E55006: u16 = 206;
-    pub(super) const E55P02: u16 = 207;
-    pub(super) const E55P03: u16 = 208;
-    pub(super) const E55P04: u16 = 209;
-    pub(super) const E57000: u16 = 210;
-    pub(super) const E57014: u16 = 211;
-    pub(super) const E57P01: u16 = 212;
-    pub(super) const E57P02: u16 = 213;
-    pub(super) const E57P03: u16 = 214;
-    pub(super) const E57P04: u16 = 215;
-    pub(super) const E57P05: u16 = 216;
-    pub(super) const E58000: u16 = 217;
-    pub(super) const E58030: u16 = 218;
-    pub(super) const E58P01: u16 = 219;
-    pub(super) const E58P02: u16 = 220;
-    pub(super) const E72000: u16 = 221;
-    pub(super) const EF0000: u16 = 222;
-    pub(super) const EF0001: u16 = 223;
-    pub(super) const EHV000: u16 = 224;
-    pub(super) const EHV005: u16 = 225;
-    pub(super) const EHV002: u16 = 226;
-    pub(super) const EHV010: u16 = 227;
-    pub(super) const EHV021: u16 = 228;
-    pub(super) const EHV024: u16 = 229;
-    pub(super) const EHV007: u16 = 230;
-    pub(super) const EHV008: u16 = 231;
-    pub(super) const EHV004: u16 = 232;
-    pub(super) const EHV006: u16 = 233;
-    pub(super) const EHV091: u16 = 234;
-    pub(super) const EHV00B: u16 = 235;
-    pub(super) const EHV00C: u16 = 236;
-    pub(super) const EHV00D: u16 = 237;
-    pub(super) const EHV090: u16 = 238;
-    pub(super) const EHV00A: u16 = 239;
-    pub(super) const EHV009: u16 = 240;
-    pub(super) const EHV014: u16 = 241;
-    pub(super) const EHV001: u16 = 242;
-    pub(super) const EHV00P: u16 = 243;
-    pub(super) const EHV00J: u16 = 244;
-    pub(super) const EHV00K: u16 = 245;
-    pub(super) const EHV00Q: u16 = 246;
-    pub(super) const EHV00R: u16 = 247;
-    pub(super) const EHV00L: u16 = 248;
-    pub(super) const EHV00M: u16 = 249;
-    pub(super) const EHV00N: u16 = 250;
-    pub(super) const EP0000: u16 = 251;
-    pub(super) const EP0001: u16 = 252;
-    pub(super) const EP0002: u16 = 253;
-    pub(super) const EP0003: u16 = 254;
-    pub(super) const EP0004: u16 = 255;
-    pub(super) const EXX000: u16 = 256;
-    pub(super) const EXX001: u16 = 257;
-    pub(super) const EXX002: u16 = 258;
+    pub(super) const E2203G: u16 = 98;
+    pub(super) const E23000: u16 = 99;
+    pub(super) const E23001: u16 = 100;
+    pub(super) const E23502: u16 = 101;
+    pub(super) const E23503: u16 = 102;
+    pub(super) const E23505: u16 = 103;
+    pub(super) const E23514: u16 = 104;
+    pub(super) const E23P01: u16 = 105;
+    pub(super) const E24000: u16 = 106;
+    pub(super) const E25000: u16 = 107;
+    pub(super) const E25001: u16 = 108;
+    pub(super) const E25002: u16 = 109;
+    pub(super) const E25008: u16 = 110;
+    pub(super) const E25003: u16 = 111;
+    pub(super) const E25004: u16 = 112;
+    pub(super) const E25005: u16 = 113;
+    pub(super) const E25006: u16 = 114;
+    pub(super) const E25007: u16 = 115;
+    pub(super) const E25P01: u16 = 116;
+    pub(super) const E25P02: u16 = 117;
+    pub(super) const E25P03: u16 = 118;
+    pub(super) const E26000: u16 = 119;
+    pub(super) const E27000: u16 = 120;
+    pub(super) const E28000: u16 = 121;
+    pub(super) const E28P01: u16 = 122;
+    pub(super) const E2B000: u16 = 123;
+    pub(super) const E2BP01: u16 = 124;
+    pub(super) const E2D000: u16 = 125;
+    pub(super) const E2F000: u16 = 126;
+    pub(super) const E2F005: u16 = 127;
+    pub(super) const E2F002: u16 = 128;
+    pub(super) const E2F003: u16 = 129;
+    pub(super) const E2F004: u16 = 130;
+    pub(super) const E34000: u16 = 131;
+    pub(super) const E38000: u16 = 132;
+    pub(super) const E38001: u16 = 133;
+    pub(super) const E38002: u16 = 134;
+    pub(super) const E38003: u16 = 135;
+    pub(super) const E38004: u16 = 136;
+    pub(super) const E39000: u16 = 137;
+    pub(super) const E39001: u16 = 138;
+    pub(super) const E39004: u16 = 139;
+    pub(super) const E39P01: u16 = 140;
+    pub(super) const E39P02: u16 = 141;
+    pub(super) const E39P03: u16 = 142;
+    pub(super) const E3B000: u16 = 143;
+    pub(super) const E3B001: u16 = 144;
+    pub(super) const E3D000: u16 = 145;
+    pub(super) const E3F000: u16 = 146;
+    pub(super) const E40000: u16 = 147;
+    pub(super) const E40002: u16 = 148;
+    pub(super) const E40001: u16 = 149;
+    pub(super) const E40003: u16 = 150;
+    pub(super) const E40P01: u16 = 151;
+    pub(super) const E42000: u16 = 152;
+    pub(super) const E42601: u16 = 153;
+    pub(super) const E42501: u16 = 154;
+    pub(super) const E42846: u16 = 155;
+    pub(super) const E42803: u16 = 156;
+    pub(super) const E42P20: u16 = 157;
+    pub(super) const E42P19: u16 = 158;
+    pub(super) const E42830: u16 = 159;
+    pub(super) const E42602: u16 = 160;
+    pub(super) const E42622: u16 = 161;
+    pub(super) const E42939: u16 = 162;
+    pub(super) const E42804: u16 = 163;
+    pub(super) const E42P18: u16 = 164;
+    pub(super) const E42P21: u16 = 165;
+    pub(super) const E42P22: u16 = 166;
+    pub(super) const E42809: u16 = 167;
+    pub(super) const E428C9: u16 = 168;
+    pub(super) const E42703: u16 = 169;
+    pub(super) const E42883: u16 = 170;
+    pub(super) const E42P01: u16 = 171;
+    pub(super) const E42P02: u16 = 172;
+    pub(super) const E42704: u16 = 173;
+    pub(super) const E42701: u16 = 174;
+    pub(super) const E42P03: u16 = 175;
+    pub(super) const E42P04: u16 = 176;
+    pub(super) const E42723: u16 = 177;
+    pub(super) const E42P05: u16 = 178;
+    pub(super) const E42P06: u16 = 179;
+    pub(super) const E42P07: u16 = 180;
+    pub(super) const E42712: u16 = 181;
+    pub(super) const E42710: u16 = 182;
+    pub(super) const E42702: u16 = 183;
+    pub(super) const E42725: u16 = 184;
+    pub(super) const E42P08: u16 = 185;
+    pub(super) const E42P09: u16 = 186;
+    pub(super) const E42P10: u16 = 187;
+    pub(super) const E42611: u16 = 188;
+    pub(super) const E42P11: u16 = 189;
+    pub(super) const E42P12: u16 = 190;
+    pub(super) const E42P13: u16 = 191;
+    pub(super) const E42P14: u16 = 192;
+    pub(super) const E42P15: u16 = 193;
+    pub(super) const E42P16: u16 = 194;
+    pub(super) const E42P17: u16 = 195;
+    pub(super) const E44000: u16 = 196;
+    pub(super) const E53000: u16 = 197;
+    pub(super) const E53100: u16 = 198;
+    pub(super) const E53200: u16 = 199;
+    pub(super) const E53300: u16 = 200;
+    pub(super) const E53400: u16 = 201;
+    pub(super) const E54000: u16 = 202;
+    pub(super) const E54001: u16 = 203;
+    pub(super) const E54011: u16 = 204;
+    pub(super) const E54023: u16 = 205;
+    pub(super) const E55000: u16 = 206;
+    pub(super) const E55006: u16 = 207;
+    pub(super) const E55P02: u16 = 208;
+    pub(super) const E55P03: u16 = 209;
+    pub(super) const E55P04: u16 = 210;
+    pub(super) const E57000: u16 = 211;
+    pub(super) const E57014: u16 = 212;
+    pub(super) const E57P01: u16 = 213;
+    pub(super) const E57P02: u16 = 214;
+    pub(super) const E57P03: u16 = 215;
+    pub(super) const E57P04: u16 = 216;
+    pub(super) const E57P05: u16 = 217;
+    pub(super) const E58000: u16 = 218;
+    pub(super) const E58030: u16 = 219;
+    pub(super) const E58P01: u16 = 220;
+    pub(super) const E58P02: u16 = 221;
+    pub(super) const E72000: u16 = 222;
+    pub(super) const EF0000: u16 = 223;
+    pub(super) const EF0001: u16 = 224;
+    pub(super) const EHV000: u16 = 225;
+    pub(super) const EHV005: u16 = 226;
+    pub(super) const EHV002: u16 = 227;
+    pub(super) const EHV010: u16 = 228;
+    pub(super) const EHV021: u16 = 229;
+    pub(super) const EHV024: u16 = 230;
+    pub(super) const EHV007: u16 = 231;
+    pub(super) const EHV008: u16 = 232;
+    pub(super) const EHV004: u16 = 233;
+    pub(super) const EHV006: u16 = 234;
+    pub(super) const EHV091: u16 = 235;
+    pub(super) const EHV00B: u16 = 236;
+    pub(super) const EHV00C: u16 = 237;
+    pub(super) const EHV00D: u16 = 238;
+    pub(super) const EHV090: u16 = 239;
+    pub(super) const EHV00A: u16 = 240;
+    pub(super) const EHV009: u16 = 241;
+    pub(super) const EHV014: u16 = 242;
+    pub(super) const EHV001: u16 = 243;
+    pub(super) const EHV00P: u16 = 244;
+    pub(super) const EHV00J: u16 = 245;
+    pub(super) const EHV00K: u16 = 246;
+    pub(super) const EHV00Q: u16 = 247;
+    pub(super) const EHV00R: u16 = 248;
+    pub(super) const EHV00L: u16 = 249;
+    pub(super) const EHV00M: u16 = 250;
+    pub(super) const EHV00N: u16 = 251;
+    pub(super) const EP0000: u16 = 252;
+    pub(super) const EP0001: u16 = 253;
+    pub(super) const EP0002: u16 = 254;
+    pub(super) const EP0003: u16 = 255;
+    pub(super) const EP0004: u16 = 256;
+    pub(super) const EXX000: u16 = 257;
+    pub(super) const EXX001: u16 = 258;
+    pub(super) const EXX002: u16 = 259;
 }
 
 /// Code and condition name of every known code, indexed by `idx`.
-static TABLE: [(&str, &str); 259] = [
+static TABLE: [(&str, &str); 260] = [
     ("00000", "successful_completion"),
     ("01000", "warning"),
     ("0100C", "dynamic_result_sets_returned"),
@@ -1142,6 +1145,7 @@ static TABLE: [(&str, &str); 259] = [
     ("2203D", "too_many_json_array_elements"),
     ("2203E", "too_many_json_object_members"),
     ("2203F", "sql_json_scalar_required"),
+    ("2203G", "sql_json_item_cannot_be_cast_to_target_type"),
     ("23000", "integrity_constraint_violation"),
     ("23001", "restrict_violation"),
     ("23502", "not_null_violation"),
@@ -1410,6 +1414,7 @@ fn lookup(code: &[u8; 5]) -> Option<u16> {
         b"2203D" => idx::E2203D,
         b"2203E" => idx::E2203E,
         b"2203F" => idx::E2203F,
+        b"2203G" => idx::E2203G,
         b"23000" => idx::E23000,
         b"23001" => idx::E23001,
         b"23502" => idx::E23502,
@@ -1724,6 +1729,34 @@ mod tests {
             "SqlState(\"bad\")"
         );
         assert_eq!(format!("{}", SqlState::from_code("bad")), "bad");
+    }
+
+    /// The table holds every code of the installed server's errcodes.txt
+    /// (the list it is generated from) under its condition name.
+    #[test]
+    fn every_code_of_the_servers_errcodes_txt_is_known() {
+        let path = std::path::Path::new("/usr/share/postgresql/15/errcodes.txt");
+        let Ok(list) = std::fs::read_to_string(path) else {
+            eprintln!(
+                "{} not found: the table is not checked against it",
+                path.display()
+            );
+            return;
+        };
+        let mut codes = std::collections::HashSet::new();
+        for line in list.lines().filter(|l| !l.starts_with('#')) {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            if parts.len() < 3 || !parts[2].starts_with("ERRCODE_") {
+                continue;
+            }
+            codes.insert(parts[0]);
+            let known = SqlState::from_code(parts[0]);
+            assert!(known.name().is_some(), "{line}");
+            if let Some(&name) = parts.get(3) {
+                assert_eq!(known.name(), Some(name), "{line}");
+            }
+        }
+        assert_eq!(codes.len(), TABLE.len());
     }
 
     #[test]
