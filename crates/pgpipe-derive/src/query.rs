@@ -272,7 +272,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         let doc_stream = format!("Streams the rows of `{wanted}` ({location}).");
         quote! {
             #[doc = #doc_all]
-            pub async fn fetch_all<E: ::pgpipe::named::Executor + ?::core::marker::Sized>(
+            pub async fn fetch_all<E: ::pgpipe::GenericClient + ?::core::marker::Sized>(
                 &self,
                 on: &E,
             ) -> ::core::result::Result<::std::vec::Vec<#row>, ::pgpipe::Error> {
@@ -280,7 +280,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
 
             #[doc = #doc_one]
-            pub async fn fetch_one<E: ::pgpipe::named::Executor + ?::core::marker::Sized>(
+            pub async fn fetch_one<E: ::pgpipe::GenericClient + ?::core::marker::Sized>(
                 &self,
                 on: &E,
             ) -> ::core::result::Result<#row, ::pgpipe::Error> {
@@ -288,7 +288,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
 
             #[doc = #doc_opt]
-            pub async fn fetch_opt<E: ::pgpipe::named::Executor + ?::core::marker::Sized>(
+            pub async fn fetch_opt<E: ::pgpipe::GenericClient + ?::core::marker::Sized>(
                 &self,
                 on: &E,
             ) -> ::core::result::Result<::core::option::Option<#row>, ::pgpipe::Error> {
@@ -296,11 +296,11 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
 
             #[doc = #doc_stream]
-            pub async fn stream(
+            pub async fn stream<E: ::pgpipe::GenericClient + ?::core::marker::Sized>(
                 &self,
-                client: &::pgpipe::Client,
+                on: &E,
             ) -> ::core::result::Result<::pgpipe::RowStream, ::pgpipe::Error> {
-                ::pgpipe::named::stream(self, client).await
+                ::pgpipe::named::stream(self, on).await
             }
         }
     });
@@ -333,7 +333,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             #row_methods
 
             #[doc = #doc_exec]
-            pub async fn execute<E: ::pgpipe::named::Executor + ?::core::marker::Sized>(
+            pub async fn execute<E: ::pgpipe::GenericClient + ?::core::marker::Sized>(
                 &self,
                 on: &E,
             ) -> ::core::result::Result<u64, ::pgpipe::Error> {

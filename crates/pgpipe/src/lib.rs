@@ -51,15 +51,17 @@ pub use notify::{
     Event, GapReason, Listener, ListenerBuilder, ListenerStats, Notification, Notifications,
 };
 pub use pgpipe_proto::backend::TransactionStatus;
-pub use pool::{Pool, PoolConfig, PoolStats, PooledClient, Provider};
+pub use pool::{Pool, PoolConfig, PoolStats, PooledClient};
 pub use query::from_row;
 pub use query::MAX_PARAMS;
 pub use query::{
-    Batch, BatchResult, BuiltQuery, Column, FromRow, Ident, Portal, QueryBuilder, Row, RowBatch,
-    RowIndex, RowRef, RowStream, Separated, SimpleQueryMessage, SimpleQueryRow, Statement,
-    StatementRef, ToStatement,
+    Batch, BatchResult, BuiltQuery, Column, FromRow, GenericClient, Ident, Portal, QueryBuilder,
+    Row, RowBatch, RowIndex, RowRef, RowStream, Separated, SimpleQueryMessage, SimpleQueryRow,
+    Statement, StatementRef, ToStatement,
 };
-pub use transaction::{IsolationLevel, RetryPolicy, Transaction, TransactionBuilder};
+pub use transaction::{
+    IsolationLevel, Retried, RetryFuture, RetryPolicy, Transaction, TransactionBuilder,
+};
 
 #[cfg(feature = "derive")]
 pub use pgpipe_derive::{Composite, Decode, Encode, FromRow, PgEnum, Query, ToRow};

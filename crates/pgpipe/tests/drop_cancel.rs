@@ -114,7 +114,7 @@ async fn assert_released(observer: &Client, pid: i32) {
     );
 }
 
-async fn pid_of(client: &Client) -> i32 {
+async fn pid_of(client: &impl pgpipe::GenericClient) -> i32 {
     client
         .query_one("SELECT pg_backend_pid()", ())
         .await

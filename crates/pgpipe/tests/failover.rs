@@ -18,7 +18,7 @@ fn url(primary: &Cluster, standby: &Cluster, attrs: &str) -> String {
     )
 }
 
-async fn in_recovery(client: &pgpipe::Client) -> bool {
+async fn in_recovery(client: &impl pgpipe::GenericClient) -> bool {
     client
         .query_one("SELECT pg_is_in_recovery()", ())
         .await

@@ -174,9 +174,9 @@ fn assert_terminated(e: &pgpipe::Error) {
     );
 }
 
-async fn wait_closed(client: &pgpipe::Client) {
+async fn wait_closed(is_closed: impl Fn() -> bool) {
     let start = Instant::now();
-    while !client.is_closed() {
+    while !is_closed() {
         assert!(
             start.elapsed() < RECOVERY_BOUND,
             "the client never saw its backend go"
@@ -205,7 +205,7 @@ async fn terminated_backends_under_checked_out_shared_and_idle_connections() {
         let held = pool.get().await.unwrap();
         let pid = held.backend_pid();
         terminate(&cluster, pid).await;
-        wait_closed(&held).await;
+        wait_closed(|| held.is_closed()).await;
         let err = held.query_one("SELECT 1", ()).await.unwrap_err();
         assert_terminated(&err);
         drop(held);
@@ -320,7 +320,7 @@ async fn a_terminated_session_reports_admin_shutdown() {
         let err = busy.await.unwrap().unwrap_err();
         assert_eq!(err.code(), Some(&SqlState::ADMIN_SHUTDOWN), "{err:?}");
         assert!(err.to_string().contains("terminat"), "{err}");
-        wait_closed(&client).await;
+        wait_closed(|| client.is_closed()).await;
         assert!(client
             .query_one("SELECT 1", ())
             .await

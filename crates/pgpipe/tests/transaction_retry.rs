@@ -31,7 +31,7 @@ async fn write_skew(client: Client, id: i64, barrier: Arc<Barrier>, attempts: Ar
         .run_with_retry(&quick(), |tx| {
             let attempt = attempts.fetch_add(1, Ordering::SeqCst);
             let barrier = barrier.clone();
-            async move {
+            Box::pin(async move {
                 let n: i64 = tx.query_one("SELECT count(*) FROM skew", ()).await?.get(0);
                 if attempt < 2 {
                     barrier.wait().await;
@@ -39,7 +39,7 @@ async fn write_skew(client: Client, id: i64, barrier: Arc<Barrier>, attempts: Ar
                 tx.execute("INSERT INTO skew VALUES ($1, $2)", (id, n))
                     .await?;
                 Ok(())
-            }
+            })
         })
         .await
         .unwrap();
@@ -98,7 +98,7 @@ async fn a_deadlock_is_retried_and_both_commit_once() {
                 pool.transaction_with_retry(&quick(), |tx| {
                     let attempt = attempts.fetch_add(1, Ordering::SeqCst);
                     let barrier = barrier.clone();
-                    async move {
+                    Box::pin(async move {
                         tx.execute("UPDATE acct SET n = n + 1 WHERE id = $1", (first,))
                             .await?;
                         if attempt < 2 {
@@ -108,7 +108,7 @@ async fn a_deadlock_is_retried_and_both_commit_once() {
                             .await?;
                         tx.execute("INSERT INTO done VALUES ($1)", (op,)).await?;
                         Ok(())
-                    }
+                    })
                 })
                 .await
             }
@@ -155,10 +155,10 @@ async fn the_attempt_bound_holds_and_other_errors_are_not_retried() {
         let err = client
             .transaction_with_retry(&quick().max_attempts(3), |tx| {
                 attempts.fetch_add(1, Ordering::SeqCst);
-                async move {
+                Box::pin(async move {
                     tx.execute("SELECT conflict()", ()).await?;
                     Ok(())
-                }
+                })
             })
             .await
             .unwrap_err();
@@ -170,27 +170,29 @@ async fn the_attempt_bound_holds_and_other_errors_are_not_retried() {
         let err = client
             .transaction_with_retry(&quick(), |tx| {
                 attempts.fetch_add(1, Ordering::SeqCst);
-                async move {
+                Box::pin(async move {
                     tx.execute("INSERT INTO u VALUES (1)", ()).await?;
                     Ok(())
-                }
+                })
             })
             .await
             .unwrap_err();
         assert_eq!(err.code(), Some(&SqlState::UNIQUE_VIOLATION));
         assert_eq!(attempts.load(Ordering::SeqCst), 1);
 
-        // The value of a successful run comes back.
-        let n: i32 = client
-            .transaction_with_retry(&quick(), |tx| async move {
-                Ok(tx
-                    .query_one("SELECT count(*)::int4 FROM u", ())
-                    .await?
-                    .get(0))
+        // The value of a successful run comes back, with its attempts.
+        let ran = client
+            .transaction_with_retry(&quick(), |tx| {
+                Box::pin(async move {
+                    Ok(tx
+                        .query_one("SELECT count(*)::int4 FROM u", ())
+                        .await?
+                        .get(0))
+                })
             })
             .await
             .unwrap();
-        assert_eq!(n, 1);
+        assert_eq!((ran.value, ran.attempts), (1i32, 1));
     })
     .await
 }
@@ -236,10 +238,10 @@ async fn a_connection_killed_during_commit_is_an_unknown_outcome_never_retried()
         let policy = quick();
         let run = client.transaction_with_retry(&policy, |tx| {
             attempts.fetch_add(1, Ordering::SeqCst);
-            async move {
+            Box::pin(async move {
                 tx.execute("INSERT INTO t VALUES (1)", ()).await?;
                 Ok(())
-            }
+            })
         });
         let (result, ()) = tokio::join!(run, kill);
         let err = result.unwrap_err();
@@ -257,13 +259,15 @@ async fn the_retry_future_can_be_spawned() {
         let pool = Pool::connect(&db.url(AuthRole::Trust)).await.unwrap();
         // A service spawns its handlers: the helper's future must be Send.
         let handle = tokio::spawn(async move {
-            pool.transaction_with_retry(&RetryPolicy::new(), |tx| async move {
-                let one: i32 = tx.query_one("SELECT 1", ()).await?.get(0);
-                Ok(one)
+            pool.transaction_with_retry(&RetryPolicy::new(), |tx| {
+                Box::pin(async move {
+                    let one: i32 = tx.query_one("SELECT 1", ()).await?.get(0);
+                    Ok(one)
+                })
             })
             .await
         });
-        assert_eq!(handle.await.unwrap().unwrap(), 1);
+        assert_eq!(handle.await.unwrap().unwrap().value, 1);
     })
     .await
 }

@@ -27,9 +27,9 @@ use super::framed::Framed;
 use crate::driver::{Request, Responses, SessionId, NO_SESSION};
 use crate::error::ErrorKind;
 use crate::observe::Op;
-use crate::query::{encode_error, Event, Reply};
+use crate::query::{encode_error, ConnRef, Event, Reply};
 use crate::session::Session;
-use crate::{Client, Error};
+use crate::Error;
 
 /// Data is sent in CopyData messages of at most this many bytes: large
 /// enough to amortise the 5-byte header, small enough that a row larger
@@ -116,12 +116,20 @@ pub struct CopyIn {
     /// The operation's span: open until the COPY finishes, is aborted or
     /// is dropped.
     op: Op,
+    /// What keeps this result's session alive (a pool's checkout): last,
+    /// so it is given back after everything above has ended.
+    hold: Option<Box<dyn Send + Sync>>,
 }
 
 impl CopyIn {
+    /// Keeps `hold` (a pool's checkout) alive as long as this COPY.
+    pub(crate) fn set_hold(&mut self, hold: Option<Box<dyn Send + Sync>>) {
+        self.hold = hold;
+    }
+
     /// Sends the COPY statement on `client`'s connection and waits until
     /// the server is ready for data.
-    pub(crate) async fn start(client: &Client, sql: &str) -> Result<CopyIn, Error> {
+    pub(crate) async fn start(client: &ConnRef, sql: &str) -> Result<CopyIn, Error> {
         let shared = client.shared().clone();
         let (session, own_session) = if client.session() != NO_SESSION
             && shared.holds(client.session())
@@ -176,6 +184,7 @@ impl CopyIn {
             end_rows: 0,
             end_error: None,
             op: Op::none(),
+            hold: None,
         };
         writer.wait_ready().await?;
         Ok(writer)

@@ -23,9 +23,9 @@ use tokio::io::{AsyncRead, ReadBuf};
 use crate::driver::{Request, Responses};
 use crate::error::ErrorKind;
 use crate::observe::Op;
-use crate::query::{encode_error, Event, Reply};
+use crate::query::{encode_error, ConnRef, Event, Reply};
 use crate::session::Session;
-use crate::{Client, Error};
+use crate::Error;
 
 /// The output of a `COPY ... TO STDOUT`, from
 /// [`Client::copy_out`](crate::Client::copy_out): a [`Stream`] of
@@ -72,10 +72,18 @@ pub struct CopyOut {
     /// Not started inside a transaction: a drop may cancel it (a cancel
     /// would abort the caller's transaction).
     cancel_on_drop: bool,
+    /// What keeps this result's session alive (a pool's checkout): last,
+    /// so it is given back after everything above has ended.
+    hold: Option<Box<dyn Send + Sync>>,
 }
 
 impl CopyOut {
-    pub(crate) async fn start(client: &Client, sql: &str) -> Result<CopyOut, Error> {
+    /// Keeps `hold` (a pool's checkout) alive as long as this COPY.
+    pub(crate) fn set_hold(&mut self, hold: Option<Box<dyn Send + Sync>>) {
+        self.hold = hold;
+    }
+
+    pub(crate) async fn start(client: &ConnRef, sql: &str) -> Result<CopyOut, Error> {
         let shared = client.shared().clone();
         let responses = shared
             .send(client.session(), Request::Statement, |enc, buf| {
@@ -99,6 +107,7 @@ impl CopyOut {
             op: Op::none(),
             cancel_on_drop: client.session() == crate::driver::NO_SESSION,
             first: None,
+            hold: None,
         };
         // Wait for the server to start streaming (CopyOutResponse and the
         // first data), so that its errors are this call's and a drop knows

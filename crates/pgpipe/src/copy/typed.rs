@@ -19,8 +19,9 @@ use super::copy_in::CopyIn;
 use super::copy_out::CopyOut;
 use super::sql::{column_list, quoted_list};
 use crate::error::ErrorKind;
+use crate::query::ConnRef;
 use crate::query::{encode_error, Column, FromRow, Row};
-use crate::{Client, Error};
+use crate::Error;
 
 /// Writes rows of Rust values into a table in the binary COPY format,
 /// from [`Client::copy_in_rows`](crate::Client::copy_in_rows).
@@ -58,8 +59,13 @@ pub struct BinaryCopyWriter<T: ?Sized> {
 }
 
 impl<T: Params + ?Sized> BinaryCopyWriter<T> {
+    /// Keeps `hold` (a pool's checkout) alive as long as this COPY.
+    pub(crate) fn set_hold(&mut self, hold: Option<Box<dyn Send + Sync>>) {
+        self.copy.set_hold(hold);
+    }
+
     pub(crate) async fn start(
-        client: &Client,
+        client: &ConnRef,
         table: &str,
         columns: &[&str],
         described: Arc<[Column]>,
@@ -233,8 +239,13 @@ pub struct CopyOutRows<T: FromRow> {
 }
 
 impl<T: FromRow> CopyOutRows<T> {
+    /// Keeps `hold` (a pool's checkout) alive as long as this COPY.
+    pub(crate) fn set_hold(&mut self, hold: Option<Box<dyn Send + Sync>>) {
+        self.out.set_hold(hold);
+    }
+
     pub(crate) async fn start(
-        client: &Client,
+        client: &ConnRef,
         query: &str,
         columns: Arc<[Column]>,
     ) -> Result<CopyOutRows<T>, Error> {
@@ -350,7 +361,7 @@ impl<T: FromRow> std::fmt::Debug for CopyOutRows<T> {
 /// The columns `SELECT cols FROM table` describes: the target of a typed
 /// COPY, from the connection's cache or one Describe round trip.
 pub(crate) async fn describe_target(
-    client: &Client,
+    client: &ConnRef,
     table: &str,
     columns: &[&str],
 ) -> Result<Arc<[Column]>, Error> {
@@ -379,7 +390,7 @@ pub(crate) async fn describe_target(
 
 /// Forgets the cached description of `table`'s columns (after a COPY into
 /// it failed: the table may have changed).
-pub(crate) fn forget_targets(client: &Client) {
+pub(crate) fn forget_targets(client: &ConnRef) {
     client
         .shared()
         .copy_targets
@@ -389,7 +400,7 @@ pub(crate) fn forget_targets(client: &Client) {
 }
 
 /// The result columns of `query`, user-defined types looked up.
-pub(crate) async fn describe_query(client: &Client, query: &str) -> Result<Arc<[Column]>, Error> {
+pub(crate) async fn describe_query(client: &ConnRef, query: &str) -> Result<Arc<[Column]>, Error> {
     let statement = client.prepare(query).await?;
     Ok(statement.shared_columns().clone())
 }

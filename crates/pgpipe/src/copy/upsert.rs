@@ -3,15 +3,18 @@
 //! transaction.
 
 use std::borrow::Borrow;
+use std::sync::Arc;
 
 use pgpipe_types::Params;
 
 use super::sql::quoted_list;
 use super::typed::{describe_target, BinaryCopyWriter};
-use crate::driver::NO_SESSION;
 use crate::error::ErrorKind;
+use crate::query::{Column, ConnRef};
 use crate::sql::quote_ident;
-use crate::{Client, Error};
+#[cfg(doc)]
+use crate::Client;
+use crate::Error;
 
 /// What [`Client::upsert_rows`] does with a row whose key already exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,47 +41,16 @@ pub struct UpsertCounts {
 
 static STAGING: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-impl Client {
-    /// Bulk upsert: writes `rows` with binary COPY into a temporary
-    /// staging table shaped like `columns` of `table`, then runs one
-    /// `INSERT INTO table (columns) SELECT ... ON CONFLICT (key) DO UPDATE
-    /// | DO NOTHING`, all in one transaction (or in the caller's, when
-    /// called on a [`Transaction`](crate::Transaction)). Returns how many
-    /// rows were inserted, updated or skipped.
-    ///
-    /// `key` must match a unique index or constraint of `table`. With
-    /// [`OnConflict::Update`] two rows with the same key in one call are
-    /// an error from the server ("cannot affect row a second time"). Rows
-    /// are checked against the column types like
-    /// [`copy_in_rows`](Self::copy_in_rows). Column names are quoted;
-    /// `table` is SQL text (quote it yourself if it needs quoting).
-    ///
-    /// Inserted and updated rows are told apart by `xmax = 0` in the
-    /// `RETURNING` clause (the usual PostgreSQL idiom).
-    ///
-    /// ```no_run
-    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
-    /// use pgpipe::OnConflict;
-    /// let rows = vec![(1i64, "inbox"), (2, "sent")];
-    /// let counts = client
-    ///     .upsert_rows::<(i64, &str), _>("mailbox", &["id", "name"], &["id"], OnConflict::Update, &rows)
-    ///     .await?;
-    /// println!("{} new, {} updated", counts.inserted, counts.updated);
-    /// # Ok(()) }
-    /// ```
-    pub async fn upsert_rows<T, I>(
+impl ConnRef {
+    /// Checks an upsert's arguments and describes its target columns: what
+    /// [`Client::upsert_rows`](crate::Client::upsert_rows) does before its
+    /// transaction begins.
+    pub(crate) async fn upsert_target(
         &self,
         table: &str,
         columns: &[&str],
         key: &[&str],
-        on_conflict: OnConflict,
-        rows: I,
-    ) -> Result<UpsertCounts, Error>
-    where
-        T: Params + ?Sized,
-        I: IntoIterator,
-        I::Item: Borrow<T>,
-    {
+    ) -> Result<Arc<[Column]>, Error> {
         if columns.is_empty() || key.is_empty() {
             return Err(Error::new(
                 ErrorKind::InvalidUse,
@@ -91,34 +63,38 @@ impl Client {
                 format!("the key column {k:?} is not one of the columns written"),
             ));
         }
-        let described = describe_target(self, table, columns).await?;
-        if self.session() != NO_SESSION && self.shared().holds(self.session()) {
-            return upsert_in(self, table, columns, key, on_conflict, rows, described).await;
-        }
-        let tx = self.transaction().await?;
-        let counts = upsert_in(
-            tx.client(),
-            table,
-            columns,
-            key,
-            on_conflict,
-            rows,
-            described,
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(counts)
+        describe_target(self, table, columns).await
+    }
+
+    /// The upsert itself, on a handle inside a transaction: stage `rows`
+    /// with COPY, merge them with one statement, count what happened.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn upsert_in<T, I>(
+        &self,
+        table: &str,
+        columns: &[&str],
+        key: &[&str],
+        on_conflict: OnConflict,
+        rows: I,
+        described: Arc<[Column]>,
+    ) -> Result<UpsertCounts, Error>
+    where
+        T: Params + ?Sized,
+        I: IntoIterator,
+        I::Item: Borrow<T>,
+    {
+        run_upsert(self, table, columns, key, on_conflict, rows, described).await
     }
 }
 
-async fn upsert_in<T, I>(
-    client: &Client,
+async fn run_upsert<T, I>(
+    client: &ConnRef,
     table: &str,
     columns: &[&str],
     key: &[&str],
     on_conflict: OnConflict,
     rows: I,
-    described: std::sync::Arc<[crate::Column]>,
+    described: Arc<[Column]>,
 ) -> Result<UpsertCounts, Error>
 where
     T: Params + ?Sized,

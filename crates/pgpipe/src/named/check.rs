@@ -3,10 +3,11 @@
 
 use std::fmt;
 
-use super::{Executor, QueryInfo};
+use super::QueryInfo;
 use crate::query::Column;
+use crate::query::ConnRef;
 use crate::types::{Type, TypeRef};
-use crate::{Client, Error};
+use crate::{Error, GenericClient};
 
 /// One finding of [`check_queries`]: which query, where, and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,22 +122,19 @@ impl fmt::Display for Report {
 /// }
 /// # Ok(()) }
 /// ```
-pub async fn check_queries<E: Executor + ?Sized>(
+pub async fn check_queries<E: GenericClient + ?Sized>(
     on: &E,
     queries: &[&'static QueryInfo],
 ) -> Result<Report, Error> {
-    let queries = queries.to_vec();
-    on.with_client(move |client| async move {
-        let mut report = Report::default();
-        for info in queries {
-            check_one(&client, info, &mut report).await?;
-        }
-        Ok(report)
-    })
-    .await
+    let session = on.session().await?;
+    let mut report = Report::default();
+    for info in queries {
+        check_one(session.conn(), info, &mut report).await?;
+    }
+    Ok(report)
 }
 
-async fn check_one(client: &Client, info: &QueryInfo, report: &mut Report) -> Result<(), Error> {
+async fn check_one(client: &ConnRef, info: &QueryInfo, report: &mut Report) -> Result<(), Error> {
     report.checked += 1;
     // First as it will run: parameter types declared from the Rust fields
     // (named types left to the server).
@@ -267,7 +265,7 @@ fn server_message(e: &Error) -> String {
 
 /// For each column, whether it may be NULL: expressions always may; table
 /// columns as `pg_attribute.attnotnull` says.
-async fn nullable_columns(client: &Client, columns: &[Column]) -> Result<Vec<bool>, Error> {
+async fn nullable_columns(client: &ConnRef, columns: &[Column]) -> Result<Vec<bool>, Error> {
     let mut rels = Vec::new();
     let mut nums = Vec::new();
     for c in columns {
@@ -305,14 +303,15 @@ async fn nullable_columns(client: &Client, columns: &[Column]) -> Result<Vec<boo
 /// Checks query files without Rust types (what `pgpipe-cli check` runs):
 /// every query of every file must prepare on the server. `files` are
 /// `(path for messages, parsed file)`.
-pub async fn check_files<E: Executor + ?Sized>(
+pub async fn check_files<E: GenericClient + ?Sized>(
     on: &E,
     files: &[(String, super::File)],
 ) -> Result<Report, Error> {
-    let files = files.to_vec();
-    on.with_client(move |client| async move {
+    let session = on.session().await?;
+    let client = session.conn();
+    {
         let mut report = Report::default();
-        for (path, file) in &files {
+        for (path, file) in files {
             for q in &file.queries {
                 report.checked += 1;
                 let location = format!("{path}:{}", q.line);
@@ -328,6 +327,5 @@ pub async fn check_files<E: Executor + ?Sized>(
             }
         }
         Ok(report)
-    })
-    .await
+    }
 }

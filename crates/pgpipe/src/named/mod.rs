@@ -40,23 +40,22 @@
 //! mismatch in one [`Report`].
 //!
 //! The generated methods (`fetch_all`, `fetch_one`, `fetch_opt`,
-//! `execute`, and `stream` on a [`Client`]) run on anything that is an
-//! [`Executor`]: a [`Client`], a [`Pool`] or a [`PooledClient`]. Their
-//! spans carry the query's name as `db.query.summary`.
+//! `stream` and `execute`) and the checks run on any [`GenericClient`]: a
+//! [`Client`], a [`Transaction`], a [`PooledClient`] or a [`Pool`] (which
+//! checks out a connection where a session is needed). Their spans carry
+//! the query's name as `db.query.summary`.
 
 mod check;
-mod executor;
 
 pub use check::{check_files, check_queries, Problem, Report};
-pub use executor::Executor;
 pub use pgpipe_queryfile::{is_name, parse, File, Kind, Param, ParseError, Query as ParsedQuery};
 
 use crate::query::{Column, FromRow, RowStream};
 use crate::types::{Params, TypeRef};
-use crate::{Client, Error};
+use crate::{Error, GenericClient};
 
 #[cfg(doc)]
-use crate::{Pool, PooledClient};
+use crate::{Client, Pool, PooledClient, Transaction};
 
 /// What a named query is, as `#[derive(Query)]` records it: where it comes
 /// from, its rewritten SQL, its parameters and its row type.
@@ -148,10 +147,10 @@ pub async fn fetch_all<Q, E>(query: &Q, on: &E) -> Result<Vec<Q::Row>, Error>
 where
     Q: Query,
     Q::Row: FromRow + Send,
-    E: Executor + ?Sized,
+    E: GenericClient + ?Sized,
 {
     let info = Q::INFO;
-    let rows = crate::observe::with_summary(info.name, on.query_as_sql(info.sql, query.params()));
+    let rows = crate::observe::with_summary(info.name, on.query_as(info.sql, query.params()));
     rows.await.map_err(|e| in_query(e, info))
 }
 
@@ -160,7 +159,7 @@ pub async fn fetch_one<Q, E>(query: &Q, on: &E) -> Result<Q::Row, Error>
 where
     Q: Query,
     Q::Row: FromRow + Send,
-    E: Executor + ?Sized,
+    E: GenericClient + ?Sized,
 {
     let mut rows = fetch_all(query, on).await?;
     match rows.len() {
@@ -181,7 +180,7 @@ pub async fn fetch_opt<Q, E>(query: &Q, on: &E) -> Result<Option<Q::Row>, Error>
 where
     Q: Query,
     Q::Row: FromRow + Send,
-    E: Executor + ?Sized,
+    E: GenericClient + ?Sized,
 {
     let mut rows = fetch_all(query, on).await?;
     match rows.len() {
@@ -202,19 +201,22 @@ where
 pub async fn execute<Q, E>(query: &Q, on: &E) -> Result<u64, Error>
 where
     Q: Query,
-    E: Executor + ?Sized,
+    E: GenericClient + ?Sized,
 {
     let info = Q::INFO;
-    let n = crate::observe::with_summary(info.name, on.execute_sql(info.sql, query.params()));
+    let n = crate::observe::with_summary(info.name, on.execute(info.sql, query.params()));
     n.await.map_err(|e| in_query(e, info))
 }
 
 /// Streams the query's rows (see [`Client::query_stream`]); the stream's
 /// span carries the query's name.
-pub async fn stream<Q: Query>(query: &Q, client: &Client) -> Result<RowStream, Error> {
+pub async fn stream<Q, E>(query: &Q, on: &E) -> Result<RowStream, Error>
+where
+    Q: Query,
+    E: GenericClient + ?Sized,
+{
     let info = Q::INFO;
-    let rows =
-        crate::observe::with_summary(info.name, client.query_stream(info.sql, query.params()));
+    let rows = crate::observe::with_summary(info.name, on.query_stream(info.sql, query.params()));
     rows.await.map_err(|e| in_query(e, info))
 }
 

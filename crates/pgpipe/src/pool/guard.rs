@@ -1,7 +1,7 @@
 //! `PooledClient`: a connection checked out of a pool.
 
+use std::borrow::Borrow;
 use std::fmt;
-use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,13 +9,21 @@ use std::time::Duration;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::inner::{Conn, PoolInner};
-use crate::Client;
+use crate::query::{delegate_queries, ConnRef};
+use crate::{
+    Client, Error, OnConflict, Transaction, TransactionBuilder, TransactionStatus, UpsertCounts,
+};
 
 /// A connection checked out of a [`Pool`](super::Pool) for exclusive use:
 /// session state (`SET`, temporary tables, prepared statements) and
 /// transactions stay with you until it is dropped.
 ///
-/// It dereferences to [`Client`], so every query method is available.
+/// It has the query methods of [`Client`] (`query`, `execute`,
+/// `query_stream`, `batch`, `prepare`, COPY, ...) and its transactions, and
+/// the connection-wide methods that cannot outlive the checkout
+/// (`backend_pid`, `parameter`, `transaction_status`, `is_closed`); not the
+/// ones that could (`on_notice`, `listen`, `cancel_token`, `close`, handles
+/// such as `with_timeout`).
 /// Dropping it returns the connection to the pool, also when a query on it
 /// was cancelled mid-flight. A transaction left open or failed (a `BEGIN`
 /// run by hand, say) is rolled back at once, not at the next checkout, and
@@ -29,8 +37,6 @@ use crate::Client;
 /// prepared statements, `LISTEN`) are *not* reset: undo them yourself, or
 /// use `SET LOCAL` inside a transaction.
 ///
-/// Don't keep clones of the [`Client`] past the guard: once returned, the
-/// connection belongs to the next user.
 pub struct PooledClient {
     client: Client,
     conn: Option<Conn>,
@@ -60,15 +66,83 @@ impl PooledClient {
         }
     }
 
-    /// The client (same as dereferencing).
-    pub fn client(&self) -> &Client {
-        self
+    /// The handle the operations run on; marks the connection as used,
+    /// so the pool checks it before handing it out again.
+    pub(crate) fn conn(&self) -> &ConnRef {
+        // A relaxed store to our own field: nothing next to a query.
+        self.touched.store(true, Ordering::Relaxed);
+        self.client.conn()
     }
 
-    /// The client, without marking the connection as used by its holder:
+    /// The handle, without marking the connection as used by its holder:
     /// for a pool transaction, which ends its own work before returning it.
-    pub(crate) fn session_client(&self) -> &Client {
+    pub(crate) fn session_conn(&self) -> &ConnRef {
+        self.client.conn()
+    }
+
+    /// The client, for the pool's own single-statement path.
+    pub(crate) fn client(&self) -> &Client {
+        self.touched.store(true, Ordering::Relaxed);
         &self.client
+    }
+
+    delegate_queries!();
+
+    /// Like [`Client::upsert_rows`]: in a transaction of its own.
+    pub async fn upsert_rows<T, I>(
+        &self,
+        table: &str,
+        columns: &[&str],
+        key: &[&str],
+        on_conflict: OnConflict,
+        rows: I,
+    ) -> Result<UpsertCounts, Error>
+    where
+        T: crate::Params + ?Sized,
+        I: IntoIterator,
+        I::Item: Borrow<T>,
+    {
+        let described = self.conn().upsert_target(table, columns, key).await?;
+        let tx = Transaction::begin(self.conn()).await?;
+        let counts = tx
+            .conn()
+            .upsert_in::<T, I>(table, columns, key, on_conflict, rows, described)
+            .await?;
+        tx.commit().await?;
+        Ok(counts)
+    }
+
+    /// Starts a transaction on this checked-out connection; the guard stays
+    /// borrowed until the transaction ends.
+    pub async fn transaction(&mut self) -> Result<Transaction<'_>, Error> {
+        self.build_transaction().start().await
+    }
+
+    /// A [`TransactionBuilder`] for a transaction on this checked-out
+    /// connection.
+    pub fn build_transaction(&mut self) -> TransactionBuilder<'_> {
+        TransactionBuilder::on_conn(self.conn().clone())
+    }
+
+    /// The backend process ID serving this connection.
+    pub fn backend_pid(&self) -> i32 {
+        self.client.backend_pid()
+    }
+
+    /// A server parameter (see [`Client::parameter`]).
+    pub fn parameter(&self, name: &str) -> Option<String> {
+        self.client.parameter(name)
+    }
+
+    /// The session's transaction state (see
+    /// [`Client::transaction_status`]).
+    pub fn transaction_status(&self) -> TransactionStatus {
+        self.client.transaction_status()
+    }
+
+    /// Whether the connection can no longer run queries.
+    pub fn is_closed(&self) -> bool {
+        self.client.is_closed()
     }
 
     /// How long ago the pool opened this connection.
@@ -84,21 +158,7 @@ impl PooledClient {
     }
 }
 
-impl Deref for PooledClient {
-    type Target = Client;
-
-    fn deref(&self) -> &Client {
-        // A relaxed store to our own field: nothing next to a query.
-        self.touched.store(true, Ordering::Relaxed);
-        &self.client
-    }
-}
-
-impl AsRef<Client> for PooledClient {
-    fn as_ref(&self) -> &Client {
-        self
-    }
-}
+crate::query::impl_generic_client!(PooledClient, own_session);
 
 impl Drop for PooledClient {
     fn drop(&mut self) {

@@ -1,5 +1,5 @@
-//! Connection pooling: [`Pool`], [`PooledClient`] and the [`Provider`]
-//! trait.
+//! Connection pooling: [`Pool`] and [`PooledClient`], both
+//! [`GenericClient`](crate::GenericClient)s.
 //!
 //! A pgpipe connection pipelines: many tasks can run statements on one
 //! connection at once. So a pool serves two kinds of work differently:
@@ -84,6 +84,7 @@
 //! `key=value` string, use [`Pool::connect_with`] and a [`PoolConfig`].
 
 mod config;
+mod generic;
 mod guard;
 mod inner;
 mod lane;
@@ -91,11 +92,10 @@ mod lane;
 mod metrics;
 #[allow(clippy::module_inception)]
 mod pool;
-mod provider;
 mod stats;
+mod transaction;
 
 pub use config::PoolConfig;
 pub use guard::PooledClient;
 pub use pool::Pool;
-pub use provider::Provider;
 pub use stats::{AcquireHistogram, PoolStats, ACQUIRE_BUCKETS};

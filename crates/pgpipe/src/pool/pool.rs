@@ -147,7 +147,7 @@ impl Pool {
     /// Runs one statement on a shared connection (pipelined with other
     /// callers' statements, no checkout) and returns its rows. For
     /// statements that need session state or a transaction use
-    /// [`get`](Self::get) or [`begin`](Self::begin).
+    /// [`get`](Self::get) or [`transaction`](Self::transaction).
     ///
     /// Cancel safe.
     pub async fn query<S, P>(&self, statement: &S, params: P) -> Result<Vec<Row>, Error>
@@ -305,7 +305,7 @@ impl SharedConn<'_> {
     fn client(&self) -> &Client {
         match self {
             SharedConn::Lane(lease) => lease.client(),
-            SharedConn::Checkout(conn) => conn,
+            SharedConn::Checkout(conn) => conn.client(),
         }
     }
 

@@ -13,9 +13,11 @@ use crate::error::ErrorKind;
 use crate::query::{
     check_prepared, encode_statement, read_response, Plan, StatementRef, ToStatement,
 };
-use crate::query::{Column, Event, Reply, Row};
+use crate::query::{Column, ConnRef, Event, Lent, Reply, Row, Sealed};
 use crate::types::{ParamTypes, Resolved};
-use crate::{Client, Error};
+#[cfg(doc)]
+use crate::Client;
+use crate::Error;
 
 /// Parameter lists of different types side by side.
 trait ErasedParams: Send + Sync {
@@ -127,15 +129,37 @@ impl BatchResult {
 /// a stale cached statement is not retried inside a batch: its error is
 /// returned (and the entry dropped, so a second attempt works).
 pub struct Batch<'a> {
-    client: &'a Client,
+    on: On<'a>,
     items: Vec<(StatementRef<'a>, Box<dyn ErasedParams + 'a>)>,
 }
 
+/// Where a batch runs: a handle's own session, or one taken when it runs.
+enum On<'a> {
+    Conn(&'a ConnRef),
+    Deferred(&'a (dyn Sealed + Send + Sync)),
+}
+
 impl<'a> Batch<'a> {
-    pub(crate) fn new(client: &'a Client) -> Batch<'a> {
+    pub(crate) fn new(conn: &'a ConnRef) -> Batch<'a> {
         Batch {
-            client,
+            on: On::Conn(conn),
             items: Vec::new(),
+        }
+    }
+
+    /// A batch that takes its session (a pool's checkout) when it runs.
+    pub(crate) fn deferred(source: &'a (dyn Sealed + Send + Sync)) -> Batch<'a> {
+        Batch {
+            on: On::Deferred(source),
+            items: Vec::new(),
+        }
+    }
+
+    /// The session the batch runs on.
+    async fn session(&self) -> Result<Lent<'a>, Error> {
+        match self.on {
+            On::Conn(conn) => Ok(Lent::borrowed(conn)),
+            On::Deferred(source) => source.session().await,
         }
     }
 
@@ -162,14 +186,13 @@ impl<'a> Batch<'a> {
     }
 
     /// Looks up the named parameter types of statements given as SQL text.
-    async fn resolve(&self) -> Result<Vec<Option<ParamTypes>>, Error> {
+    async fn resolve(&self, conn: &ConnRef) -> Result<Vec<Option<ParamTypes>>, Error> {
         let mut out = Vec::with_capacity(self.items.len());
         for (i, (statement, params)) in self.items.iter().enumerate() {
             let erased = Erased(params.as_ref());
             out.push(
                 if matches!(statement, StatementRef::Sql(_)) && Params::has_named_types(&erased) {
-                    let types = self
-                        .client
+                    let types = conn
                         .resolve_params(&erased)
                         .await
                         .map_err(|e| e.context(statement_label(i, statement)))?;
@@ -183,12 +206,12 @@ impl<'a> Batch<'a> {
     }
 
     /// Describes user-defined column types of the results' rows.
-    async fn describe(&self, results: &mut [BatchResult]) -> Result<(), Error> {
+    async fn describe(&self, conn: &ConnRef, results: &mut [BatchResult]) -> Result<(), Error> {
         for result in results {
             let Some(first) = result.rows.first() else {
                 continue;
             };
-            if let Some(columns) = self.client.resolve_columns(first.columns()).await? {
+            if let Some(columns) = conn.resolve_columns(first.columns()).await? {
                 for row in &mut result.rows {
                     row.set_columns(columns.clone());
                 }
@@ -197,10 +220,10 @@ impl<'a> Batch<'a> {
         Ok(())
     }
 
-    fn check(&self) -> Result<(), Error> {
+    fn check(&self, conn: &ConnRef) -> Result<(), Error> {
         for (i, (statement, params)) in self.items.iter().enumerate() {
             if let StatementRef::Prepared(stmt) = statement {
-                check_prepared(self.client.shared(), stmt, &Erased(params.as_ref()))
+                check_prepared(conn.shared(), stmt, &Erased(params.as_ref()))
                     .map_err(|e| e.context(statement_label(i, statement)))?;
             }
         }
@@ -212,13 +235,14 @@ impl<'a> Batch<'a> {
     /// points at an unparsed statement.
     fn encode(
         &self,
+        conn: &ConnRef,
         enc: &pgpipe_proto::frontend::Encoder,
         buf: &mut bytes::BytesMut,
         cache: &mut crate::query::StatementCache,
         independent: bool,
         resolved: &[Option<ParamTypes>],
     ) -> Result<Vec<Plan>, Error> {
-        let shared = self.client.shared();
+        let shared = conn.shared();
         let mut plans = Vec::with_capacity(self.items.len());
         for (i, (statement, params)) in self.items.iter().enumerate() {
             let erased = Erased(params.as_ref());
@@ -257,27 +281,34 @@ impl<'a> Batch<'a> {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn run(self) -> Result<Vec<Result<BatchResult, Error>>, Error> {
-        let shared = self.client.shared().clone();
+        let session = self.session().await?;
+        let shared = session.conn().shared().clone();
         let rows =
             |r: &Vec<Result<BatchResult, Error>>| r.iter().flatten().map(|b| b.rows_affected).sum();
-        crate::observe::traced("batch", Some(&shared), None, rows, self.run_untraced()).await
+        crate::observe::traced(
+            "batch",
+            Some(&shared),
+            None,
+            rows,
+            self.run_untraced(session.conn()),
+        )
+        .await
     }
 
-    async fn run_untraced(self) -> Result<Vec<Result<BatchResult, Error>>, Error> {
-        self.check()?;
-        let resolved = self.resolve().await?;
-        let shared = self.client.shared();
+    async fn run_untraced(self, conn: &ConnRef) -> Result<Vec<Result<BatchResult, Error>>, Error> {
+        self.check(conn)?;
+        let resolved = self.resolve(conn).await?;
+        let shared = conn.shared();
         let permits = shared.permits(self.items.len()).await?;
-        let (responses, plans) =
-            shared.send_many(self.client.session(), permits, |enc, buf, cache| {
-                self.encode(enc, buf, cache, true, &resolved)
-            })?;
+        let (responses, plans) = shared.send_many(conn.session(), permits, |enc, buf, cache| {
+            self.encode(conn, enc, buf, cache, true, &resolved)
+        })?;
         let mut results = Vec::with_capacity(plans.len());
         for (i, (mut responses, plan)) in responses.into_iter().zip(plans).enumerate() {
             let mut rows = Vec::new();
             let outcome =
                 read_response(shared, &mut responses, plan.columns(), |r| rows.push(r)).await;
-            self.client.learn(
+            conn.learn(
                 &plan,
                 outcome.result.as_ref().err(),
                 outcome.parsed,
@@ -294,7 +325,7 @@ impl<'a> Batch<'a> {
             );
         }
         for result in results.iter_mut().flatten() {
-            self.describe(std::slice::from_mut(result)).await?;
+            self.describe(conn, std::slice::from_mut(result)).await?;
         }
         Ok(results)
     }
@@ -305,28 +336,29 @@ impl<'a> Batch<'a> {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn run_atomic(self) -> Result<Vec<BatchResult>, Error> {
-        let shared = self.client.shared().clone();
+        let session = self.session().await?;
+        let shared = session.conn().shared().clone();
         let rows = |r: &Vec<BatchResult>| r.iter().map(|b| b.rows_affected).sum();
         crate::observe::traced(
             "batch",
             Some(&shared),
             None,
             rows,
-            self.run_atomic_untraced(),
+            self.run_atomic_untraced(session.conn()),
         )
         .await
     }
 
-    async fn run_atomic_untraced(self) -> Result<Vec<BatchResult>, Error> {
-        self.check()?;
-        let resolved = self.resolve().await?;
-        let shared = self.client.shared();
+    async fn run_atomic_untraced(self, conn: &ConnRef) -> Result<Vec<BatchResult>, Error> {
+        self.check(conn)?;
+        let resolved = self.resolve(conn).await?;
+        let shared = conn.shared();
         let permit = shared.permit().await?;
         let (mut responses, plans) = shared.send_cached(
-            self.client.session(),
+            conn.session(),
             Request::Statement,
             Some(permit),
-            |enc, buf, cache| self.encode(enc, buf, cache, false, &resolved),
+            |enc, buf, cache| self.encode(conn, enc, buf, cache, false, &resolved),
         )?;
 
         let mut results: Vec<BatchResult> = Vec::with_capacity(plans.len());
@@ -368,10 +400,10 @@ impl<'a> Batch<'a> {
                 Event::Columns(desc) => {
                     let cols: Arc<[Column]> = desc
                         .fields()
-                        .map(|f| Column::from_field(&f, &self.client.shared().types))
+                        .map(|f| Column::from_field(&f, &conn.shared().types))
                         .collect();
                     if let Some(plan) = plans.get(i) {
-                        self.client.learn(plan, None, true, Some(&cols));
+                        conn.learn(plan, None, true, Some(&cols));
                     }
                     columns = Some(cols);
                 }
@@ -387,12 +419,12 @@ impl<'a> Batch<'a> {
         let error = failed_at.zip(reply.take_error());
         match error {
             None => {
-                self.describe(&mut results).await?;
+                self.describe(conn, &mut results).await?;
                 Ok(results)
             }
             Some((i, e)) => {
                 if let Some(plan) = plans.get(i) {
-                    self.client.learn(plan, Some(&e), parsed_current, None);
+                    conn.learn(plan, Some(&e), parsed_current, None);
                 }
                 // The server skipped everything after the failing statement:
                 // those Parses never ran.

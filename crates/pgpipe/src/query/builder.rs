@@ -8,7 +8,7 @@ use pgpipe_types::Encode;
 
 use crate::error::ErrorKind;
 use crate::query::{FromRow, Row};
-use crate::{Client, Error};
+use crate::{Error, GenericClient, RowStream};
 
 /// PostgreSQL's limit on the parameters of one statement (the Bind
 /// message counts them in 16 bits).
@@ -268,19 +268,54 @@ impl<'a> BuiltQuery<'a> {
         &self.params
     }
 
-    /// Runs it with [`Client::query`].
-    pub async fn query(&self, client: &Client) -> Result<Vec<Row>, Error> {
-        client.query(self.sql(), self.params()).await
+    /// Runs it with [`query`](GenericClient::query) on a `Client`,
+    /// `Transaction`, `PooledClient` or `Pool`.
+    pub async fn query<C>(&self, on: &C) -> Result<Vec<Row>, Error>
+    where
+        C: GenericClient + ?Sized,
+    {
+        on.query(self.sql(), self.params()).await
     }
 
-    /// Runs it with [`Client::query_as`].
-    pub async fn query_as<T: FromRow>(&self, client: &Client) -> Result<Vec<T>, Error> {
-        client.query_as(self.sql(), self.params()).await
+    /// Runs it with [`query_one`](GenericClient::query_one).
+    pub async fn query_one<C>(&self, on: &C) -> Result<Row, Error>
+    where
+        C: GenericClient + ?Sized,
+    {
+        on.query_one(self.sql(), self.params()).await
     }
 
-    /// Runs it with [`Client::execute`].
-    pub async fn execute(&self, client: &Client) -> Result<u64, Error> {
-        client.execute(self.sql(), self.params()).await
+    /// Runs it with [`query_opt`](GenericClient::query_opt).
+    pub async fn query_opt<C>(&self, on: &C) -> Result<Option<Row>, Error>
+    where
+        C: GenericClient + ?Sized,
+    {
+        on.query_opt(self.sql(), self.params()).await
+    }
+
+    /// Runs it with [`query_as`](GenericClient::query_as).
+    pub async fn query_as<T, C>(&self, on: &C) -> Result<Vec<T>, Error>
+    where
+        T: FromRow + Send,
+        C: GenericClient + ?Sized,
+    {
+        on.query_as(self.sql(), self.params()).await
+    }
+
+    /// Runs it with [`execute`](GenericClient::execute).
+    pub async fn execute<C>(&self, on: &C) -> Result<u64, Error>
+    where
+        C: GenericClient + ?Sized,
+    {
+        on.execute(self.sql(), self.params()).await
+    }
+
+    /// Runs it with [`query_stream`](GenericClient::query_stream).
+    pub async fn query_stream<C>(&self, on: &C) -> Result<RowStream, Error>
+    where
+        C: GenericClient + ?Sized,
+    {
+        on.query_stream(self.sql(), self.params()).await
     }
 }
 

@@ -7,10 +7,11 @@ use pgpipe_proto::backend::CommandComplete;
 use pgpipe_proto::frontend::{self, Encoder};
 
 use super::encode_error;
+use super::ConnRef;
 use super::{Event, Reply};
 use crate::driver::{Request, Responses};
 use crate::session::Session;
-use crate::{Client, Error};
+use crate::Error;
 
 /// Parse + Bind + Execute of each statement, then one Sync: if one fails,
 /// the server skips the rest.
@@ -31,12 +32,11 @@ pub(crate) fn encode_control(
 
 /// Queues control statements on `client`'s session; the caller reads the
 /// answer with [`read_control`].
-pub(crate) async fn send_control(client: &Client, statements: &[&str]) -> Result<Responses, Error> {
-    let permit = client.shared().permit().await?;
-    client
-        .shared()
+pub(crate) async fn send_control(conn: &ConnRef, statements: &[&str]) -> Result<Responses, Error> {
+    let permit = conn.shared().permit().await?;
+    conn.shared()
         .send_cached(
-            client.session(),
+            conn.session(),
             Request::Control,
             Some(permit),
             |enc, buf, _| encode_control(enc, statements, buf),

@@ -8,10 +8,11 @@ use pgpipe_types::Params;
 
 use crate::driver::{Request, SessionId};
 use crate::error::ErrorKind;
+use crate::query::ConnRef;
 use crate::query::{bind_to, check_prepared, encode_error, StatementRef, ToStatement};
 use crate::query::{Column, Event, Reply, Row};
 use crate::session::Session;
-use crate::{Client, Error};
+use crate::Error;
 
 /// A bound statement whose rows are fetched in pieces: the server keeps the
 /// result open and produces the next rows only when asked, so a huge result
@@ -42,13 +43,9 @@ pub struct Portal {
     exhausted: bool,
 }
 
-impl Client {
-    /// Binds a statement to a new [`Portal`] without running it. Must be
-    /// called inside a transaction block.
-    ///
-    /// Cancel safe (see [`Client`]); a portal whose creation was cancelled
-    /// ends with the transaction.
-    pub async fn bind_portal<S, P>(&self, statement: &S, params: P) -> Result<Portal, Error>
+impl ConnRef {
+    /// What [`Client::bind_portal`](crate::Client::bind_portal) runs.
+    pub(crate) async fn bind_portal<S, P>(&self, statement: &S, params: P) -> Result<Portal, Error>
     where
         S: ToStatement + ?Sized,
         P: Params,

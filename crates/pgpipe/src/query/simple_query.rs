@@ -5,8 +5,13 @@ use std::sync::Arc;
 use bytes::Bytes;
 use pgpipe_proto::backend::{tag, Message};
 
+use super::conn::ConnRef;
+use super::control::{read_control, send_control};
+use super::encode_error;
 use crate::driver::Responses;
+use crate::driver::{Request, NO_SESSION};
 use crate::error::ErrorKind;
+use crate::observe;
 use crate::query::{Column, Event, Reply, RowIndex};
 use crate::session::Session;
 use crate::Error;
@@ -139,5 +144,62 @@ pub(crate) async fn read_simple(
     match reply.take_error() {
         Some(e) => Err(shared.request_failed(e)),
         None => Ok(out),
+    }
+}
+
+impl ConnRef {
+    /// Runs SQL text through the simple-query protocol (several statements
+    /// allowed, text results); COPY FROM STDIN is refused before sending.
+    pub(crate) async fn simple_query(&self, sql: &str) -> Result<Vec<SimpleQueryMessage>, Error> {
+        let run = async {
+            // Refused before anything is sent: once in copy-in mode the
+            // server would read the requests pipelined behind this one as
+            // COPY data and drop the connection.
+            if crate::sql::any_copy_from_stdin(sql) {
+                return Err(crate::copy::copy_from_stdin_refused());
+            }
+            self.flush_begin().await?;
+            let mut responses = self
+                .shared()
+                .send(self.session, Request::Simple, |enc, buf| {
+                    enc.query(sql, buf).map_err(encode_error)
+                })
+                .await?;
+            read_simple(self.shared(), &mut responses).await
+        };
+        observe::traced(
+            "simple_query",
+            Some(self.shared()),
+            Some(sql),
+            |m| simple_rows(m),
+            run,
+        )
+        .await
+    }
+
+    /// Runs SQL text (several statements allowed) and discards any rows.
+    pub(crate) async fn batch_execute(&self, sql: &str) -> Result<(), Error> {
+        self.simple_query(sql).await.map(drop)
+    }
+}
+
+/// The rows a simple query returned, for its span.
+fn simple_rows(messages: &[SimpleQueryMessage]) -> u64 {
+    let rows = messages
+        .iter()
+        .filter(|m| matches!(m, SimpleQueryMessage::Row(_)));
+    rows.count() as u64
+}
+
+impl ConnRef {
+    /// Sends a pending BEGIN on its own (one round trip) before a request
+    /// that cannot carry it: after a failed BEGIN without a Sync, the server
+    /// would skip a simple Query and never answer it.
+    pub(crate) async fn flush_begin(&self) -> Result<(), Error> {
+        if self.session() == NO_SESSION || !self.shared().begin_pending(self.session()) {
+            return Ok(());
+        }
+        let mut responses = send_control(self, &[]).await?;
+        read_control(self.shared(), &mut responses).await.map(drop)
     }
 }

@@ -56,6 +56,9 @@ pub struct RowStream {
     /// The operation's span: open until the stream ends or is dropped.
     op: Op,
     rows: u64,
+    /// What keeps this result's session alive (a pool's checkout): last,
+    /// so it is given back after everything above has ended.
+    hold: Option<Box<dyn Send + Sync>>,
 }
 
 impl RowStream {
@@ -71,7 +74,13 @@ impl RowStream {
             done: false,
             op,
             rows: 0,
+            hold: None,
         }
+    }
+
+    /// Keeps `hold` (a pool's checkout) alive as long as this stream.
+    pub(crate) fn set_hold(&mut self, hold: Option<Box<dyn Send + Sync>>) {
+        self.hold = hold;
     }
 
     /// The next row, `None` at the end.
@@ -80,7 +89,7 @@ impl RowStream {
     }
 
     /// The rows that have already arrived, read in place: an iterator of
-    /// borrowed [`RowRef`]s over the read buffer, `None` at the end.
+    /// borrowed [`RowRef`](crate::RowRef)s over the read buffer, `None` at the end.
     ///
     /// This is the cheapest way to read a long result: a [`Row`] from
     /// [`next`](Self::next) holds a reference-counted share of the buffer

@@ -1,15 +1,17 @@
 //! [`TransactionBuilder`]: isolation level, read-only and deferrable, and
 //! where the transaction's connection comes from.
 
-use std::future::Future;
 use std::marker::PhantomData;
 
 use crate::error::ErrorKind;
-use crate::pool::{Pool, PooledClient};
-use crate::{Client, Error};
+use crate::pool::Pool;
+use crate::query::ConnRef;
+use crate::Error;
 
-use super::retry::{run_with_retry, RetryPolicy};
+use super::retry::{run_with_retry, Retried, RetryFuture, RetryPolicy};
 use super::Transaction;
+#[cfg(doc)]
+use crate::{Client, PooledClient};
 
 /// The isolation level of a transaction (`BEGIN ISOLATION LEVEL ...`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -40,7 +42,7 @@ impl IsolationLevel {
 /// Where a transaction's connection comes from.
 #[derive(Clone)]
 enum Source {
-    Client(Client),
+    Conn(ConnRef),
     Pool(Pool),
 }
 
@@ -74,6 +76,14 @@ pub struct TransactionBuilder<'a> {
 }
 
 impl TransactionBuilder<'_> {
+    pub(crate) fn on_conn(conn: ConnRef) -> Self {
+        Self::new(Source::Conn(conn))
+    }
+
+    pub(crate) fn on_pool(pool: Pool) -> Self {
+        Self::new(Source::Pool(pool))
+    }
+
     fn new(source: Source) -> Self {
         TransactionBuilder {
             source,
@@ -140,11 +150,11 @@ impl<'a> TransactionBuilder<'a> {
     pub async fn start(self) -> Result<Transaction<'a>, Error> {
         let begin = self.begin_sql();
         match self.source {
-            Source::Client(client) => Transaction::start(client, None, begin).await,
+            Source::Conn(conn) => Transaction::start(conn, None, begin).await,
             Source::Pool(pool) => {
                 let guard = pool.get().await?;
-                let client = guard.session_client().clone();
-                Transaction::start(client, Some(guard), begin).await
+                let conn = guard.session_conn().clone();
+                Transaction::start(conn, Some(guard), begin).await
             }
         }
     }
@@ -152,106 +162,11 @@ impl<'a> TransactionBuilder<'a> {
     /// Runs `f` in a transaction with these options and commits; retries
     /// the whole transaction on a serialization failure or a deadlock (see
     /// [`Client::transaction_with_retry`]).
-    pub async fn run_with_retry<T, F, Fut>(self, policy: &RetryPolicy, f: F) -> Result<T, Error>
+    pub async fn run_with_retry<T, F>(self, policy: &RetryPolicy, f: F) -> Result<Retried<T>, Error>
     where
-        F: FnMut(Client) -> Fut,
-        Fut: Future<Output = Result<T, Error>>,
+        F: for<'t> FnMut(&'t mut Transaction<'a>) -> RetryFuture<'t, T>,
     {
         run_with_retry(self, policy, f).await
-    }
-}
-
-impl Client {
-    /// Starts a transaction with default options: shorthand for
-    /// `self.build_transaction().start()`.
-    ///
-    /// While the transaction is open it has this connection to itself:
-    /// requests made through other clones of this `Client` are held back
-    /// and run right after its COMMIT or ROLLBACK, never inside it. A held
-    /// request (or a second transaction) waits at most the query timeout
-    /// (the `query_timeout` setting or [`Client::with_timeout`]; 30 s on a
-    /// connection without one): then it fails with an
-    /// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) error that names
-    /// the open transaction, and it is never sent. This is what ends the
-    /// mistake of awaiting a clone's request in the task that holds the
-    /// transaction (which would otherwise wait for itself): run such
-    /// statements on the [`Transaction`]. In a service, take transactions
-    /// from a [`Pool`] instead, which gives each one a connection of its
-    /// own.
-    ///
-    /// BEGIN costs no round trip: it goes out with the first statement.
-    /// Dropping the transaction without [`commit`](Transaction::commit)
-    /// queues ROLLBACK at once (see [`Transaction`]).
-    ///
-    /// ```no_run
-    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
-    /// let tx = client.transaction().await?;
-    /// tx.execute("UPDATE accounts SET balance = balance - 10 WHERE id = $1", (1i64,)).await?;
-    /// tx.execute("UPDATE accounts SET balance = balance + 10 WHERE id = $1", (2i64,)).await?;
-    /// tx.commit().await?;
-    /// # Ok(()) }
-    /// ```
-    ///
-    /// Cancel safe.
-    pub async fn transaction(&self) -> Result<Transaction<'static>, Error> {
-        self.build_transaction().start().await
-    }
-
-    /// A [`TransactionBuilder`] for a transaction on this connection.
-    pub fn build_transaction(&self) -> TransactionBuilder<'static> {
-        TransactionBuilder::new(Source::Client(self.clone()))
-    }
-}
-
-impl Pool {
-    /// Checks out a connection and starts a transaction on it; the
-    /// connection goes back to the pool when the transaction ends (or is
-    /// dropped, which rolls it back at once).
-    ///
-    /// ```no_run
-    /// # async fn f(pool: &pgpipe::Pool) -> Result<(), pgpipe::Error> {
-    /// let tx = pool.transaction().await?;
-    /// tx.execute("INSERT INTO audit (who) VALUES ($1)", ("admin",)).await?;
-    /// tx.commit().await?;
-    /// # Ok(()) }
-    /// ```
-    ///
-    /// Cancel safe.
-    pub async fn transaction(&self) -> Result<Transaction<'static>, Error> {
-        self.build_transaction().start().await
-    }
-
-    /// A [`TransactionBuilder`] whose `start` checks out a connection.
-    pub fn build_transaction(&self) -> TransactionBuilder<'static> {
-        TransactionBuilder::new(Source::Pool(self.clone()))
-    }
-
-    /// [`Client::transaction_with_retry`] on a connection of the pool
-    /// (a fresh checkout per attempt).
-    pub async fn transaction_with_retry<T, F, Fut>(
-        &self,
-        policy: &RetryPolicy,
-        f: F,
-    ) -> Result<T, Error>
-    where
-        F: FnMut(Client) -> Fut,
-        Fut: Future<Output = Result<T, Error>>,
-    {
-        self.build_transaction().run_with_retry(policy, f).await
-    }
-}
-
-impl PooledClient {
-    /// Starts a transaction on this checked-out connection; the guard stays
-    /// borrowed until the transaction ends.
-    pub async fn transaction(&mut self) -> Result<Transaction<'_>, Error> {
-        self.build_transaction().start().await
-    }
-
-    /// A [`TransactionBuilder`] for a transaction on this checked-out
-    /// connection.
-    pub fn build_transaction(&mut self) -> TransactionBuilder<'_> {
-        TransactionBuilder::new(Source::Client(self.client().clone()))
     }
 }
 

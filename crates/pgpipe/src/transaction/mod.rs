@@ -16,5 +16,5 @@ mod retry;
 mod transaction;
 
 pub use builder::{IsolationLevel, TransactionBuilder};
-pub use retry::RetryPolicy;
+pub use retry::{Retried, RetryFuture, RetryPolicy};
 pub use transaction::Transaction;

@@ -3,11 +3,14 @@
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
+use std::pin::Pin;
 use std::time::Duration;
 
-use crate::{Client, Error};
+use crate::Error;
 
-use super::TransactionBuilder;
+use super::{Transaction, TransactionBuilder};
+#[cfg(doc)]
+use crate::Client;
 
 /// How [`Client::transaction_with_retry`] retries: at most `max_attempts`
 /// runs in all, waiting between them for an exponentially growing backoff
@@ -90,19 +93,45 @@ fn random_unit() -> f64 {
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-pub(crate) async fn run_with_retry<T, F, Fut>(
-    builder: TransactionBuilder<'_>,
+/// The future a retried transaction's closure returns: boxed, because it
+/// borrows the attempt's [`Transaction`], and `Send`, so the whole call can
+/// be spawned.
+pub type RetryFuture<'t, T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 't>>;
+
+/// What a retried transaction gave: the closure's value from the attempt
+/// that committed, and how many attempts it took (1 when the first one
+/// committed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Retried<T> {
+    /// The value the closure returned in the committed attempt.
+    pub value: T,
+    /// How many attempts ran, the committed one included.
+    pub attempts: u32,
+}
+
+impl<T> Retried<T> {
+    /// The value, without the count.
+    pub fn into_value(self) -> T {
+        self.value
+    }
+}
+
+/// Runs `f` in a transaction from `builder` and commits; on a
+/// serialization failure or deadlock, rolls back and runs it again in a new
+/// transaction, up to the policy's attempts.
+pub(crate) async fn run_with_retry<'a, T, F>(
+    builder: TransactionBuilder<'a>,
     policy: &RetryPolicy,
     mut f: F,
-) -> Result<T, Error>
+) -> Result<Retried<T>, Error>
 where
-    F: FnMut(Client) -> Fut,
-    Fut: Future<Output = Result<T, Error>>,
+    F: for<'t> FnMut(&'t mut Transaction<'a>) -> RetryFuture<'t, T>,
 {
     let mut attempt = 1;
     loop {
-        let tx = builder.clone().start().await?;
-        let outcome = match f(tx.client().clone()).await {
+        let mut tx = builder.clone().start().await?;
+        let outcome = match f(&mut tx).await {
             Ok(value) => tx.commit().await.map(|()| value),
             Err(e) => {
                 // Rolled back at once (the drop queues ROLLBACK).
@@ -111,6 +140,12 @@ where
             }
         };
         match outcome {
+            Ok(value) => {
+                return Ok(Retried {
+                    value,
+                    attempts: attempt,
+                })
+            }
             Err(e) if e.is_retryable_transaction() && attempt < policy.max_attempts => {
                 tracing::debug!(
                     target: "pgpipe::transaction",
@@ -121,54 +156,11 @@ where
                 tokio::time::sleep(policy.backoff(attempt)).await;
                 attempt += 1;
             }
-            other => return other,
+            Err(e) if attempt > 1 => {
+                return Err(e.context(format!("gave up after {attempt} attempts")))
+            }
+            Err(e) => return Err(e),
         }
-    }
-}
-
-impl Client {
-    /// Runs `f` in a fresh transaction and commits it; if the server
-    /// reports a serialization failure (40001) or a deadlock (40P01), at
-    /// any statement or at COMMIT, rolls back and runs the whole of `f`
-    /// again in a new transaction, up to the policy's attempts, with
-    /// jittered exponential backoff in between. Any other error, and an
-    /// unknown outcome ([`Error::is_outcome_unknown`]), is returned at once
-    /// and never retried.
-    ///
-    /// `f` gets a [`Client`] handle whose statements run inside the
-    /// attempt's transaction (an owned handle, so `f` can be an ordinary
-    /// `|tx| async move { ... }` closure and the whole call stays `Send`
-    /// for `tokio::spawn`); don't keep it past the call. `f` must be safe to
-    /// run more than once: everything it did in the database is rolled back
-    /// between attempts, but effects outside the database (messages sent,
-    /// memory changed) are not. Use
-    /// [`build_transaction`](Self::build_transaction)`.isolation(..).run_with_retry(..)`
-    /// for other transaction options.
-    ///
-    /// ```no_run
-    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
-    /// use pgpipe::{IsolationLevel, RetryPolicy};
-    /// let moved = client
-    ///     .build_transaction()
-    ///     .isolation(IsolationLevel::Serializable)
-    ///     .run_with_retry(&RetryPolicy::new(), |tx| async move {
-    ///         let n: i64 = tx.query_one("SELECT balance FROM accounts WHERE id = 1", ()).await?.get(0);
-    ///         tx.execute("UPDATE accounts SET balance = $1 WHERE id = 2", (n,)).await?;
-    ///         Ok(n)
-    ///     })
-    ///     .await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn transaction_with_retry<T, F, Fut>(
-        &self,
-        policy: &RetryPolicy,
-        f: F,
-    ) -> Result<T, Error>
-    where
-        F: FnMut(Client) -> Fut,
-        Fut: Future<Output = Result<T, Error>>,
-    {
-        self.build_transaction().run_with_retry(policy, f).await
     }
 }
 

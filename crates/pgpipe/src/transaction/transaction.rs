@@ -1,16 +1,18 @@
 //! [`Transaction`]: a transaction (or a savepoint inside one) that can only
 //! be used while it is open.
 
+use std::borrow::Borrow;
 use std::fmt;
 use std::marker::PhantomData;
-use std::ops::Deref;
 
 use tracing::Instrument;
 
-use crate::driver::{Request, SessionEnd, NO_SESSION};
+use crate::copy::{OnConflict, UpsertCounts};
+use crate::driver::{Request, SessionEnd};
 use crate::error::ErrorKind;
 use crate::pool::PooledClient;
-use crate::{Client, Error};
+use crate::query::{delegate_queries, ConnRef};
+use crate::Error;
 
 use super::builder::already_in_transaction;
 use crate::query::control::{encode_control, read_control, send_control, Ended};
@@ -18,9 +20,11 @@ use crate::query::control::{encode_control, read_control, send_control, Ended};
 /// An open transaction, or a savepoint inside one (a nested
 /// transaction).
 ///
-/// It dereferences to [`Client`], so every query method works on it:
-/// `query`, `query_one`, `query_as`, `execute`, `query_stream`, `batch`,
-/// `prepare`, `bind_portal`, `simple_query`. [`commit`](Self::commit) and
+/// It has the query methods of [`Client`](crate::Client) (`query`,
+/// `query_one`, `query_as`, `execute`, `query_stream`, `batch`, `prepare`,
+/// `bind_portal`, `simple_query`, COPY, `upsert_rows`), all running inside
+/// the transaction, and its own life cycle; nothing connection-wide (no
+/// `close`, no nested `build_transaction`). [`commit`](Self::commit) and
 /// [`rollback`](Self::rollback) consume it, so a finished transaction
 /// cannot be used by mistake.
 ///
@@ -70,7 +74,7 @@ use crate::query::control::{encode_control, read_control, send_control, Ended};
 /// ```
 pub struct Transaction<'a> {
     /// A handle whose requests belong to this transaction's session.
-    client: Client,
+    conn: ConnRef,
     /// The savepoint of a nested transaction (quoted); `None` at the top.
     savepoint: Option<String>,
     /// 0 at the top, 1 for a savepoint inside it, and so on.
@@ -85,18 +89,17 @@ pub struct Transaction<'a> {
 }
 
 impl Transaction<'_> {
-    /// Reserves `client`'s connection for a new transaction.
+    /// Reserves `conn`'s connection for a new transaction.
     pub(crate) async fn start<'a>(
-        client: Client,
+        conn: ConnRef,
         guard: Option<PooledClient>,
         begin: String,
     ) -> Result<Transaction<'a>, Error> {
-        let shared = client.shared();
-        if client.session() != NO_SESSION && shared.holds(client.session()) {
+        if conn.in_reservation() {
             return Err(already_in_transaction());
         }
-        let reserving = shared.reserve(begin.into_boxed_str());
-        let session = match client.timeout() {
+        let reserving = conn.shared().reserve(begin.into_boxed_str());
+        let session = match conn.timeout() {
             None => reserving.await?,
             Some(limit) => tokio::time::timeout(limit, reserving).await.map_err(|_| {
                 Error::new(
@@ -106,7 +109,7 @@ impl Transaction<'_> {
             })??,
         };
         Ok(Transaction {
-            client: client.in_session(session),
+            conn: conn.in_session(session),
             savepoint: None,
             depth: 0,
             finished: false,
@@ -121,9 +124,51 @@ impl Transaction<'_> {
         self.depth
     }
 
-    /// The client (same as dereferencing).
-    pub fn client(&self) -> &Client {
-        &self.client
+    /// A plain transaction (`BEGIN`) on `conn`'s connection, for helpers
+    /// that need one of their own (`upsert_rows`).
+    pub(crate) async fn begin(conn: &ConnRef) -> Result<Transaction<'static>, Error> {
+        Transaction::start(conn.clone(), None, "BEGIN".to_owned()).await
+    }
+
+    /// The handle the operations run on, inside this transaction.
+    pub(crate) fn conn(&self) -> &ConnRef {
+        &self.conn
+    }
+
+    delegate_queries!();
+
+    /// The transaction state the server reported last: in a transaction,
+    /// or in a failed one (see
+    /// [`Client::transaction_status`](crate::Client::transaction_status)).
+    pub fn transaction_status(&self) -> crate::TransactionStatus {
+        self.conn.transaction_status()
+    }
+
+    /// The backend process ID serving this transaction (for
+    /// `pg_stat_activity`, `pg_locks`, ...).
+    pub fn backend_pid(&self) -> i32 {
+        self.conn.shared().process_id
+    }
+
+    /// Like [`Client::upsert_rows`](crate::Client::upsert_rows), inside
+    /// this transaction (no transaction of its own).
+    pub async fn upsert_rows<T, I>(
+        &self,
+        table: &str,
+        columns: &[&str],
+        key: &[&str],
+        on_conflict: OnConflict,
+        rows: I,
+    ) -> Result<UpsertCounts, Error>
+    where
+        T: crate::Params + ?Sized,
+        I: IntoIterator,
+        I::Item: Borrow<T>,
+    {
+        let described = self.conn.upsert_target(table, columns, key).await?;
+        self.conn
+            .upsert_in::<T, I>(table, columns, key, on_conflict, rows, described)
+            .await
     }
 
     /// Starts a nested transaction at a savepoint named `name` (quoted as
@@ -136,10 +181,10 @@ impl Transaction<'_> {
     /// on the server but is harmless (it ends with the transaction).
     pub async fn savepoint(&mut self, name: &str) -> Result<Transaction<'_>, Error> {
         let quoted = crate::sql::quote_ident("savepoint", name)?;
-        let mut responses = send_control(&self.client, &[&format!("SAVEPOINT {quoted}")]).await?;
-        read_control(self.client.shared(), &mut responses).await?;
+        let mut responses = send_control(&self.conn, &[&format!("SAVEPOINT {quoted}")]).await?;
+        read_control(self.conn.shared(), &mut responses).await?;
         Ok(Transaction {
-            client: self.client.clone(),
+            conn: self.conn.clone(),
             savepoint: Some(quoted),
             depth: self.depth + 1,
             finished: false,
@@ -169,7 +214,7 @@ impl Transaction<'_> {
     /// Cancel safe: once COMMIT is queued, dropping this future does not
     /// stop it; before that, the drop rolls the transaction back.
     pub async fn commit(mut self) -> Result<(), Error> {
-        let op = crate::observe::Op::start("commit", Some(self.client.shared()), None);
+        let op = crate::observe::Op::start("commit", Some(self.conn.shared()), None);
         let ended = self.commit_untraced().instrument(op.span().clone()).await;
         op.finish(&ended, |_| 0);
         ended
@@ -190,7 +235,7 @@ impl Transaction<'_> {
     ///
     /// Cancel safe (like [`commit`](Self::commit)).
     pub async fn rollback(mut self) -> Result<(), Error> {
-        let op = crate::observe::Op::start("rollback", Some(self.client.shared()), None);
+        let op = crate::observe::Op::start("rollback", Some(self.conn.shared()), None);
         let ended = self.rollback_untraced().instrument(op.span().clone()).await;
         op.finish(&ended, |_| 0);
         ended
@@ -208,9 +253,9 @@ impl Transaction<'_> {
     }
 
     async fn end_top(&mut self, sql: &str) -> Result<(), Error> {
-        let shared = self.client.shared().clone();
+        let shared = self.conn.shared().clone();
         let permit = shared.permit().await?;
-        let session = self.client.session();
+        let session = self.conn.session();
         // From here on nothing awaits until the end is queued: a drop
         // either rolls back (before) or leaves the queued end to run.
         self.finished = true;
@@ -239,7 +284,15 @@ impl Transaction<'_> {
                  committed",
             )),
             Ok(Ended::RolledBack) => Ok(()),
-            Err(e) if committing && matches!(e.kind(), ErrorKind::Closed | ErrorKind::Io) => {
+            // The connection ended while COMMIT was in flight: either the
+            // transport broke, or the server sent a FATAL error (57P01 when
+            // the backend is terminated) and closed it. Either way nobody
+            // can say whether the COMMIT took effect.
+            Err(e)
+                if committing
+                    && (matches!(e.kind(), ErrorKind::Closed | ErrorKind::Io)
+                        || shared.is_closed()) =>
+            {
                 Err(Error::new(
                     ErrorKind::OutcomeUnknown,
                     "the connection was lost while COMMIT was in flight: the transaction may \
@@ -252,10 +305,10 @@ impl Transaction<'_> {
     }
 
     async fn end_nested(&mut self, statements: &[&str]) -> Result<(), Error> {
-        let shared = self.client.shared().clone();
+        let shared = self.conn.shared().clone();
         let permit = shared.permit().await?;
         let (mut responses, ()) = shared.send_cached(
-            self.client.session(),
+            self.conn.session(),
             Request::Control,
             Some(permit),
             |enc, buf, _| encode_control(enc, statements, buf),
@@ -265,35 +318,23 @@ impl Transaction<'_> {
     }
 }
 
-impl Deref for Transaction<'_> {
-    type Target = Client;
-
-    fn deref(&self) -> &Client {
-        &self.client
-    }
-}
-
-impl AsRef<Client> for Transaction<'_> {
-    fn as_ref(&self) -> &Client {
-        &self.client
-    }
-}
+crate::query::impl_generic_client!(Transaction<'_>, own_session);
 
 impl Drop for Transaction<'_> {
     fn drop(&mut self) {
         if self.finished {
             return;
         }
-        let shared = self.client.shared();
+        let shared = self.conn.shared();
         // Queued now, sent by the driver: no await, no runtime needed. If
         // the connection is closed, the server has ended the transaction.
         let _ = match &self.savepoint {
             None => {
                 // A statement still running would hold the ROLLBACK (and
                 // the locks) back until it ends: cancel it first.
-                crate::session::cancel_dropped(shared, self.client.session());
+                crate::session::cancel_dropped(shared, self.conn.session());
                 shared
-                    .end_session(self.client.session(), None, |enc, buf| {
+                    .end_session(self.conn.session(), None, |enc, buf| {
                         encode_control(enc, &["ROLLBACK"], buf)
                     })
                     .map(drop)
@@ -301,7 +342,7 @@ impl Drop for Transaction<'_> {
             Some(name) => {
                 let to = format!("ROLLBACK TO SAVEPOINT {name}");
                 let release = format!("RELEASE SAVEPOINT {name}");
-                shared.send_detached(self.client.session(), |enc, buf| {
+                shared.send_detached(self.conn.session(), |enc, buf| {
                     encode_control(enc, &[&to, &release], buf)
                 })
             }
@@ -312,23 +353,10 @@ impl Drop for Transaction<'_> {
 impl fmt::Debug for Transaction<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Transaction")
-            .field("backend_pid", &self.client.backend_pid())
+            .field("backend_pid", &self.conn.shared().process_id)
             .field("depth", &self.depth)
             .field("savepoint", &self.savepoint)
             .field("pooled", &self.guard.is_some())
             .finish()
-    }
-}
-
-impl Client {
-    /// Sends a pending BEGIN on its own (one round trip) before a request
-    /// that cannot carry it: after a failed BEGIN without a Sync, the server
-    /// would skip a simple Query and never answer it.
-    pub(crate) async fn flush_begin(&self) -> Result<(), Error> {
-        if self.session() == NO_SESSION || !self.shared().begin_pending(self.session()) {
-            return Ok(());
-        }
-        let mut responses = send_control(self, &[]).await?;
-        read_control(self.shared(), &mut responses).await.map(drop)
     }
 }

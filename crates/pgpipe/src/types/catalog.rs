@@ -9,9 +9,10 @@ use std::sync::Arc;
 use pgpipe_types::{Field, Kind, Oid, Params, Type, TypeRef};
 
 use crate::error::ErrorKind;
+use crate::query::ConnRef;
 use crate::query::{read_response, send_query, StatementRef};
 use crate::query::{Column, Row};
-use crate::{Client, Error};
+use crate::Error;
 
 /// Composite types nest; a chain deeper than this is not a real schema.
 const MAX_DEPTH: usize = 32;
@@ -107,22 +108,9 @@ impl<P: Params + ?Sized> Params for Resolved<'_, P> {
     }
 }
 
-impl Client {
-    /// Looks up a user-defined type by name (`"mail.attach"`, or unqualified
-    /// through the search path) and keeps its description, with its array
-    /// type, for this connection. Types are also looked up on first use, so
-    /// this is optional; call it at startup to fail fast on a missing type
-    /// (like ozo's `register_types<attach>()`).
-    ///
-    /// ```no_run
-    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
-    /// let attach = client.register_type("mail.attach").await?;
-    /// println!("{attach} has OID {}", attach.oid());
-    /// # Ok(()) }
-    /// ```
-    ///
-    /// Cancel safe (see [`Client`]).
-    pub async fn register_type(&self, name: &str) -> Result<Type, Error> {
+impl ConnRef {
+    /// What [`Client::register_type`](crate::Client::register_type) runs.
+    pub(crate) async fn register_type(&self, name: &str) -> Result<Type, Error> {
         if let Some(ty) = self.shared().types.by_name(name) {
             return Ok(ty);
         }
@@ -148,11 +136,8 @@ impl Client {
         Ok(ty)
     }
 
-    /// Forgets every user-defined type this connection has looked up, so
-    /// the next use looks them up again (after DDL that dropped and
-    /// recreated types). Done automatically when the server reports a type
-    /// that no longer exists.
-    pub fn clear_type_cache(&self) {
+    /// What [`Client::clear_type_cache`](crate::Client::clear_type_cache) runs.
+    pub(crate) fn clear_type_cache(&self) {
         self.shared().types.clear();
     }
 
@@ -388,7 +373,8 @@ impl Client {
     }
 
     fn server_version_num(&self) -> u32 {
-        self.parameter("server_version")
+        self.shared()
+            .parameter("server_version")
             .and_then(|v| {
                 let mut parts = v.split(|c: char| !c.is_ascii_digit());
                 let major: u32 = parts.next()?.parse().ok()?;
