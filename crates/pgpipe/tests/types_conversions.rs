@@ -101,11 +101,23 @@ async fn exact_intervals_as_durations() {
             ("'1.5 seconds'", "00:00:01.5", Duration::from_millis(1500)),
             ("'0.000001 s'", "00:00:00.000001", Duration::from_micros(1)),
             ("'36 hours'", "36:00:00", Duration::from_secs(36 * 3600)),
-            ("'2562047788:00:54.775807'", "2562047788:00:54.775807", max),
         ] {
             let v: Duration = literal_round_trip(&client, "interval", lit, text, true).await;
             assert_eq!(v, want, "{lit}");
             round_trip(&client, "interval", want, text).await;
+        }
+        // The longest interval: PostgreSQL 13 can neither read nor write it
+        // as text (its hours field overflows), only in binary.
+        let version: i32 = literal(&client, "current_setting('server_version_num')::int").await;
+        if version >= 140_000 {
+            round_trip(&client, "interval", max, "2562047788:00:54.775807").await;
+        } else {
+            let back: Duration = client
+                .query_one("SELECT $1::interval", (max,))
+                .await
+                .unwrap()
+                .get(0);
+            assert_eq!(back, max);
         }
         // 24 hours stays 24 hours (not a day: a day is not always 24 hours).
         let row = client
