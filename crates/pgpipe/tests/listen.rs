@@ -37,7 +37,7 @@ fn payload(event: Event) -> (String, String) {
 async fn three_channels_ten_thousand_notifications_each_once_in_order() {
     let db = database("listen_fanout");
     bounded(async {
-        let listener = Listener::builder(db.url(AuthRole::Trust).parse().unwrap())
+        let listener = Listener::builder(db.url(AuthRole::Trust))
             .buffer(20_000)
             .connect()
             .await
@@ -93,7 +93,7 @@ async fn three_channels_ten_thousand_notifications_each_once_in_order() {
 async fn a_terminated_backend_yields_exactly_one_gap_then_notifications_again() {
     let db = database("listen_terminate");
     bounded(async {
-        let listener = Listener::builder(db.url(AuthRole::Trust).parse().unwrap())
+        let listener = Listener::builder(db.url(AuthRole::Trust))
             .reconnect_backoff(Duration::from_millis(20), Duration::from_millis(200))
             .connect()
             .await
@@ -136,7 +136,7 @@ async fn a_terminated_backend_yields_exactly_one_gap_then_notifications_again() 
 async fn a_slow_subscriber_lags_with_bounded_memory() {
     let db = database("listen_lag");
     bounded(async {
-        let listener = Listener::builder(db.url(AuthRole::Trust).parse().unwrap())
+        let listener = Listener::builder(db.url(AuthRole::Trust))
             .buffer(100)
             .connect()
             .await
@@ -259,7 +259,7 @@ async fn the_liveness_ping_notices_a_silent_connection() {
             direct, via_proxy,
             "the test URL has no port to replace: {direct}"
         );
-        let listener = Listener::builder(via_proxy.parse().unwrap())
+        let listener = Listener::builder(&via_proxy)
             .ping_interval(Duration::from_millis(300))
             .reconnect_backoff(Duration::from_millis(20), Duration::from_millis(200))
             .connect()
@@ -391,4 +391,20 @@ async fn a_plain_client_delivers_notifications_only_when_asked() {
         }
     })
     .await;
+}
+
+#[tokio::test]
+async fn a_listener_url_that_does_not_parse_is_a_config_error() {
+    let err = Listener::builder("postgres://localhost:notaport/db")
+        .connect()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), pgpipe::ErrorKind::Config, "{err}");
+    // A ConfigError converts into pgpipe::Error, so `?` works on it.
+    fn parse(s: &str) -> Result<pgpipe::Config, pgpipe::Error> {
+        Ok(s.parse::<pgpipe::Config>()?)
+    }
+    let err = parse("postgres://localhost:notaport/db").unwrap_err();
+    assert_eq!(err.kind(), pgpipe::ErrorKind::Config, "{err}");
+    assert!(err.to_string().contains("port"), "{err}");
 }

@@ -16,6 +16,53 @@ pub struct ConfigError {
     message: String,
 }
 
+impl From<ConfigError> for crate::Error {
+    /// An error of kind [`Config`](crate::ErrorKind::Config) whose source is
+    /// the `ConfigError`, so `?` works on configuration in functions that
+    /// return `pgpipe::Error`.
+    fn from(e: ConfigError) -> crate::Error {
+        crate::Error::config(e)
+    }
+}
+
+/// Something a connection's settings can come from: a [`Config`](super::Config)
+/// or a connection URL or keyword/value string (parsed with
+/// [`Config::parse`](super::Config::parse)).
+pub trait IntoConfig {
+    /// The settings, or why the string does not parse.
+    fn into_config(self) -> Result<super::Config, ConfigError>;
+}
+
+impl IntoConfig for super::Config {
+    fn into_config(self) -> Result<super::Config, ConfigError> {
+        Ok(self)
+    }
+}
+
+impl IntoConfig for &super::Config {
+    fn into_config(self) -> Result<super::Config, ConfigError> {
+        Ok(self.clone())
+    }
+}
+
+impl IntoConfig for &str {
+    fn into_config(self) -> Result<super::Config, ConfigError> {
+        super::Config::parse(self)
+    }
+}
+
+impl IntoConfig for String {
+    fn into_config(self) -> Result<super::Config, ConfigError> {
+        super::Config::parse(&self)
+    }
+}
+
+impl IntoConfig for &String {
+    fn into_config(self) -> Result<super::Config, ConfigError> {
+        super::Config::parse(self)
+    }
+}
+
 impl ConfigError {
     pub(crate) fn new(part: impl Into<String>, message: impl Into<String>) -> ConfigError {
         ConfigError {

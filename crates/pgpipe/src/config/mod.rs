@@ -61,7 +61,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 pub use env::{Environment, ProcessEnvironment};
-pub use error::ConfigError;
+pub use error::{ConfigError, IntoConfig};
 pub(crate) use params::parse_duration;
 pub use require_auth::{AuthMethod, RequireAuth};
 pub use resolve::{ResolvedConfig, Target};

@@ -19,6 +19,7 @@ use super::event::GapReason;
 use super::hub::Hub;
 use super::subscription::{Notifications, Owner};
 use super::{check_channel, listen_sql, unlisten_sql, DEFAULT_BUFFER};
+use crate::config::{ConfigError, IntoConfig};
 use crate::error::ErrorKind;
 use crate::{Client, Config, Error, TargetSessionAttrs};
 
@@ -43,6 +44,9 @@ pub struct ListenerStats {
 #[derive(Debug, Clone)]
 pub struct ListenerBuilder {
     config: Config,
+    /// Why the connection string given to [`Listener::builder`] was
+    /// refused: reported by `connect`.
+    invalid: Option<ConfigError>,
     buffer: usize,
     ping_interval: Duration,
     backoff_min: Duration,
@@ -83,6 +87,9 @@ impl ListenerBuilder {
 
     /// Connects and starts the listener (see [`Listener`]).
     pub async fn connect(self) -> Result<Listener, Error> {
+        if let Some(e) = &self.invalid {
+            return Err(e.clone().into());
+        }
         let hub = Arc::new(Hub::new(true));
         let live = open(&self.config, &hub).await?;
         let pid = Arc::new(AtomicI32::new(live.client.backend_pid()));
@@ -158,15 +165,31 @@ impl Listener {
     /// Connects a listener with default settings to the server(s) of a
     /// connection URL or keyword/value string.
     pub async fn connect(url: &str) -> Result<Listener, Error> {
-        let config: Config = url.parse().map_err(Error::config)?;
-        Listener::builder(config).connect().await
+        Listener::builder(url).connect().await
     }
 
-    /// A listener for `config`, to be adjusted, then
-    /// [`connect`](ListenerBuilder::connect)ed.
-    pub fn builder(config: Config) -> ListenerBuilder {
+    /// A listener for `config` (a [`Config`], or a connection URL or
+    /// keyword/value string), to be adjusted, then
+    /// [`connect`](ListenerBuilder::connect)ed. A string that does not
+    /// parse is reported by `connect`.
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), pgpipe::Error> {
+    /// use std::time::Duration;
+    /// let listener = pgpipe::Listener::builder("postgres://app@localhost/app")
+    ///     .ping_interval(Duration::from_secs(10))
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn builder(config: impl IntoConfig) -> ListenerBuilder {
+        let (config, invalid) = match config.into_config() {
+            Ok(config) => (config, None),
+            Err(e) => (Config::default(), Some(e)),
+        };
         ListenerBuilder {
             config,
+            invalid,
             buffer: DEFAULT_BUFFER,
             ping_interval: Duration::from_secs(30),
             backoff_min: Duration::from_millis(100),
