@@ -65,6 +65,7 @@ pub use error::{ConfigError, IntoConfig};
 pub(crate) use params::parse_duration;
 pub use require_auth::{AuthMethod, RequireAuth};
 pub use resolve::{ResolvedConfig, Target};
+pub(crate) use url::{query_items, split_query};
 
 /// The host used when none is given anywhere.
 pub(crate) const DEFAULT_HOST: &str = "localhost";

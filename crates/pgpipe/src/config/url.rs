@@ -19,6 +19,24 @@ pub(super) fn strip_scheme(s: &str) -> Option<&str> {
     })
 }
 
+/// A PostgreSQL URL (after trimming white space) cut at its query: what
+/// precedes the `?` and the query; `None` for anything else (a URL without
+/// a query, a libpq `key=value` string). Its items are [`query_items`].
+pub(crate) fn split_query(s: &str) -> Option<(&str, &str)> {
+    let trimmed = s.trim_matches(|c: char| c.is_ascii_whitespace());
+    strip_scheme(trimmed)?;
+    // The query starts at the first '?' (percent-encoding keeps any other
+    // '?' out of the parts before it).
+    let i = trimmed.find('?')?;
+    Some((&trimmed[..i], &trimmed[i + 1..]))
+}
+
+/// The non-empty `&`-separated items of a URL query, as written (not
+/// percent-decoded).
+pub(crate) fn query_items(query: &str) -> impl Iterator<Item = &str> {
+    query.split('&').filter(|item| !item.is_empty())
+}
+
 /// Catches URLs that are not `postgres://` ones before the `key=value`
 /// parser gives a confusing answer (or echoes a password in it).
 pub(super) fn reject_non_postgres_url(s: &str) -> Result<(), ConfigError> {
@@ -99,7 +117,7 @@ pub(super) fn parse(url: &str, rest: &str) -> Result<Config, ConfigError> {
     }
 
     if let Some(query) = query {
-        for item in query.split('&').filter(|item| !item.is_empty()) {
+        for item in query_items(query) {
             apply_query_item(&mut config, item)?;
         }
     }

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use crate::config::{parse_duration, ConfigError};
+use crate::config::{parse_duration, query_items, split_query, ConfigError};
 
 /// Settings of a [`Pool`](super::Pool).
 ///
@@ -283,27 +283,20 @@ pub(crate) fn split_url<'a>(
     base: PoolConfig,
 ) -> Result<(Cow<'a, str>, PoolConfig), ConfigError> {
     let mut config = base;
-    let trimmed = url.trim_matches(|c: char| c.is_ascii_whitespace());
-    let is_url = ["postgres://", "postgresql://"].iter().any(|scheme| {
-        trimmed
-            .get(..scheme.len())
-            .is_some_and(|head| head.eq_ignore_ascii_case(scheme))
-    });
-    // The query starts at the first '?', as in Config::parse.
-    let (head, query) = match trimmed.find('?') {
-        Some(i) if is_url => (&trimmed[..i], &trimmed[i + 1..]),
-        _ => return Ok((Cow::Borrowed(url), config)),
+    // Cut as Config::parse cuts it.
+    let Some((head, query)) = split_query(url) else {
+        return Ok((Cow::Borrowed(url), config));
     };
-    let mut rest = String::with_capacity(trimmed.len());
+    let mut rest = String::with_capacity(url.len());
     rest.push_str(head);
     let mut sep = '?';
     let mut found = false;
-    for item in query.split('&') {
+    for item in query_items(query) {
         let (key, value) = item.split_once('=').unwrap_or((item, ""));
         if key.starts_with("pool_") {
             config.set(key, value)?;
             found = true;
-        } else if !item.is_empty() {
+        } else {
             rest.push(sep);
             rest.push_str(item);
             sep = '&';
