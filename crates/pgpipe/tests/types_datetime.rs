@@ -14,7 +14,7 @@ use std::fmt::{Debug, Display};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::values::{literal, null, round_trip};
-use common::{bounded, connect, database};
+use common::{bounded, connect, database, server_major};
 use pgpipe::types::{Date, Interval, Time, TimeTz, Timestamp, TimestampTz, WithInfinity};
 use pgpipe::{Client, Decode, Encode};
 
@@ -464,7 +464,18 @@ async fn interval_keeps_months_days_and_micros_apart() {
             Interval::new(i32::MAX, i32::MAX, i64::MAX - 1),
             Interval::new(i32::MIN, i32::MIN, i64::MIN + 1),
         ];
-        for v in values {
+        // Before PostgreSQL 15 the output function overflows on intervals
+        // this large ("interval out of range"); they travel in binary all
+        // the same, but the check compares the server's text.
+        let extreme = [
+            Interval::new(i32::MAX, i32::MAX, i64::MAX - 1),
+            Interval::new(i32::MIN, i32::MIN, i64::MIN + 1),
+        ];
+        let values: Vec<Interval> = values
+            .into_iter()
+            .filter(|v| server_major() >= 15 || !extreme.contains(v))
+            .collect();
+        for &v in &values {
             check(&client, "interval", v).await;
         }
         // The fields are kept apart, though PostgreSQL's `=` equates them.

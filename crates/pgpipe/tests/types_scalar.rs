@@ -14,7 +14,7 @@ use std::net::IpAddr;
 use bigdecimal::BigDecimal;
 use bytes::Bytes;
 use common::values::{literal, null, round_trip};
-use common::{bounded, cluster, connect, database};
+use common::{bounded, cluster, connect, database, server_major};
 use pgpipe::types::{BitString, Cidr, Inet, Json, MacAddr, MacAddr8, Money, Numeric};
 use pgpipe::ErrorKind;
 use rust_decimal::Decimal;
@@ -56,10 +56,25 @@ async fn integers_char_and_oid() {
         // "char" is one byte; the server shows bytes >= 128 in octal.
         round_trip(&client, "\"char\"", b'A' as i8, "A").await;
         round_trip(&client, "\"char\"", 0x7fi8, "\u{7f}").await;
-        round_trip(&client, "\"char\"", -128i8, "\\200").await;
-        round_trip(&client, "\"char\"", -1i8, "\\377").await;
+        if server_major() >= 15 {
+            round_trip(&client, "\"char\"", -128i8, "\\200").await;
+            round_trip(&client, "\"char\"", -1i8, "\\377").await;
+        } else {
+            // Before 15 the server writes such a byte as it is (not UTF-8):
+            // compare the binary round trip only.
+            for v in [-128i8, -1] {
+                let row = client
+                    .query_one("SELECT $1::\"char\"", (&v,))
+                    .await
+                    .unwrap();
+                assert_eq!(row.get::<i8, _>(0), v);
+            }
+        }
         assert_eq!(literal::<i8>(&client, "'z'::\"char\"").await, b'z' as i8);
-        assert_eq!(literal::<i8>(&client, "'\\377'::\"char\"").await, -1);
+        if server_major() >= 15 {
+            // Octal escapes in "char" input are 15+ too (before, '\\' is read).
+            assert_eq!(literal::<i8>(&client, "'\\377'::\"char\"").await, -1);
+        }
         assert_eq!(
             literal::<i8>(&client, "typtype FROM pg_type WHERE oid = 'int4'::regtype").await,
             b'b' as i8
@@ -137,8 +152,22 @@ async fn floats_keep_nan_infinities_and_negative_zero() {
     .await;
 }
 
-/// The numeric edge values of issue 5, as PostgreSQL writes them.
+/// numeric has Infinity since PostgreSQL 14; older servers refuse it.
+fn has_numeric_infinity() -> bool {
+    server_major() >= 14
+}
+
+/// The numeric edge values of issue 5, as PostgreSQL writes them (without
+/// the infinities on servers that have none).
 fn numeric_edges() -> Vec<String> {
+    let mut edges = all_numeric_edges();
+    if !has_numeric_infinity() {
+        edges.retain(|t| !t.contains("Infinity"));
+    }
+    edges
+}
+
+fn all_numeric_edges() -> Vec<String> {
     let mut thousand = String::from("-");
     for i in 0..1000 {
         thousand.push(char::from(b'1' + (i % 9) as u8));
@@ -197,16 +226,25 @@ async fn numeric_edge_values_both_ways() {
             ("'1e-130'::numeric", &format!("0.{}1", "0".repeat(129))),
             ("'1e130'::numeric", &format!("1{}", "0".repeat(130))),
             ("'  +1.50e1 '::numeric", "15.0"),
-            ("'-inf'::numeric", "-Infinity"),
             (
                 "10::numeric ^ 130",
-                &format!("1{}.0000000000000000", "0".repeat(130)),
+                // PostgreSQL 16 gives an exact power of an integer exponent
+                // the base's scale; before, at least 16 fractional digits.
+                &if server_major() >= 16 {
+                    format!("1{}", "0".repeat(130))
+                } else {
+                    format!("1{}.0000000000000000", "0".repeat(130))
+                },
             ),
             ("1::numeric / 3", "0.33333333333333333333"),
             ("'12.3456'::numeric(6,2)", "12.35"),
         ] {
             let n = literal::<Numeric>(&client, sql).await;
             assert_eq!(n.to_string(), text, "{sql}");
+        }
+        if has_numeric_infinity() {
+            let n = literal::<Numeric>(&client, "'-inf'::numeric").await;
+            assert_eq!(n.to_string(), "-Infinity");
         }
         assert!(literal::<Numeric>(&client, "'NaN'::numeric").await.is_nan());
         null::<Numeric>(&client, "numeric").await;
@@ -276,7 +314,10 @@ async fn numeric_as_rust_decimal_and_bigdecimal() {
             "'1e130'::numeric",
             "'79228162514264337593543950336'::numeric",
             "'1.00000000000000000000000000001'::numeric",
-        ] {
+        ]
+        .into_iter()
+        .filter(|sql| has_numeric_infinity() || !sql.contains("Infinity"))
+        {
             let row = client
                 .query_one(&format!("SELECT {sql}"), ())
                 .await

@@ -23,6 +23,12 @@ pub fn cluster() -> &'static Cluster {
     }
 }
 
+/// The major version of the test run's server (`PGPIPE_PG_VERSION`, 15 by
+/// default), for the few checks that differ between versions.
+pub fn server_major() -> u32 {
+    cluster().major_version()
+}
+
 pub fn database(hint: &str) -> TestDatabase {
     cluster()
         .create_database(hint)
