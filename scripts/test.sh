@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Everything CI checks: formatting, lints, and every unit, integration,
-# property and doc test, against throwaway PostgreSQL clusters.
+# property and doc test, against throwaway PostgreSQL clusters; then the
+# version matrix: the whole suite again on PostgreSQL 18 and a subset on
+# every other major that could be installed (13, 14, 16, 17), with the same
+# test binaries (PGPIPE_PG_VERSION picks the server, nothing is rebuilt).
+#
+#   PGPIPE_MATRIX=0   skips the matrix (the suite runs on 15 only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,8 +29,19 @@ if [ -n "$free_kib" ] && [ "$free_kib" -lt $((6 * 1024 * 1024)) ]; then
   echo "warning: only $((free_kib / 1024)) MiB free where the build goes ($build_dir); the test build needs about 5 GiB" >&2
 fi
 
+matrix=()
 if [ -z "${PGPIPE_TEST_URL:-}" ]; then
   scripts/ensure-postgres.sh
+  if [ "${PGPIPE_MATRIX:-1}" != 0 ]; then
+    # Prints the majors it installed (15 included); a registry out of reach
+    # leaves its versions out, with the command to install them by hand.
+    read -r -a matrix < <(scripts/ensure-postgres-versions.sh || true) || true
+    # The tests that start a version themselves (server_versions.rs and the
+    # testkit's versions.rs) fail, instead of skipping, on one listed here
+    # that is missing.
+    export PGPIPE_PG_VERSIONS="${matrix[*]}"
+    echo "==> PostgreSQL versions installed: ${matrix[*]:-none beyond the default}"
+  fi
 fi
 # The pgbouncer tests (crates/pgpipe/tests/pgbouncer.rs) need PgBouncer.
 scripts/ensure-pgbouncer.sh
@@ -41,9 +57,43 @@ if [ -r /usr/share/postgresql/15/errcodes.txt ]; then
 fi
 echo "==> cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+started=$(date +%s)
 echo "==> cargo test"
 cargo test --workspace --locked
+if [ -n "${PGPIPE_TEST_URL:-}" ]; then default_server="the server of PGPIPE_TEST_URL"; else default_server=${PGPIPE_PG_VERSION:-15}; fi
+ran=("$default_server ($(($(date +%s) - started)) s, whole suite)")
 echo "==> cargo test --features metrics (metrics through a recording exporter)"
 cargo test -p pgpipe --locked --features metrics --test observe_metrics
 echo "==> named-query example (sql/mail.sql against a throwaway cluster)"
 cargo run --locked -p pgpipe --example named_queries
+
+# The matrix. What differs per version (protocol 3.2, direct SSL,
+# in_hot_standby, channel binding, require_auth) is tested across every
+# version by server_versions.rs above; here each major runs the tests of
+# what a server version can change: connecting and authentication, TLS,
+# protocol versions, types, COPY, LISTEN, failover with a standby, and the
+# statement cache.
+subset=(
+  --test connect --test require_auth --test tls --test tls_matrix
+  --test protocol_32 --test types_scalar --test types_array
+  --test types_datetime --test types_range --test copy --test copy_binary
+  --test listen --test failover --test statement_cache --test queries
+)
+for major in "${matrix[@]}"; do
+  # The version the suite just ran on.
+  [ "$major" = "${PGPIPE_PG_VERSION:-15}" ] && continue
+  started=$(date +%s)
+  if [ "$major" = 18 ]; then
+    # Doc tests and the derive's compile-fail tests do not touch a server.
+    echo "==> cargo test on PostgreSQL $major (whole suite but doc and compile-fail tests)"
+    PGPIPE_PG_VERSION=$major cargo test --workspace --locked --tests --exclude pgpipe-derive
+    PGPIPE_PG_VERSION=$major cargo test -p pgpipe-derive --locked --test derived
+    ran+=("$major ($(($(date +%s) - started)) s, whole suite)")
+  else
+    echo "==> cargo test on PostgreSQL $major (subset)"
+    PGPIPE_PG_VERSION=$major cargo test -p pgpipe --locked "${subset[@]}"
+    ran+=("$major ($(($(date +%s) - started)) s, subset)")
+  fi
+done
+echo "==> PostgreSQL versions tested:"
+printf '    %s\n' "${ran[@]}"
