@@ -76,7 +76,9 @@ cargo run --locked -p pgpipe --example named_queries
 subset=(
   --test connect --test require_auth --test tls --test tls_matrix
   --test protocol_32 --test types_scalar --test types_array
-  --test types_datetime --test types_range --test copy --test copy_binary
+  --test types_datetime --test types_range --test types_conversions
+  --test types_geometric --test types_system --test types_text_fallback
+  --test types_tsvector --test copy --test copy_binary
   --test listen --test failover --test statement_cache --test queries
 )
 for major in "${matrix[@]}"; do
