@@ -53,7 +53,7 @@ pub async fn connect(url: &str) -> Result<Client, Error> {
 /// it completes (dropped unpolled, its task aborted, or the runtime that
 /// runs it shut down), the connection ends at once, and every pending and
 /// every later request of the [`Client`] (and its clones) fails right away
-/// with an [`ErrorKind::Closed`](crate::ErrorKind::Closed) error
+/// with an [`ErrorKind::Closed`] error
 /// ([`Error::is_closed`]), never hangs. A client used from another runtime
 /// than the driver's thus fails cleanly once that runtime is gone.
 pub async fn connect_with_driver(url: &str) -> Result<(Client, Connection), Error> {

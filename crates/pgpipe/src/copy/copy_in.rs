@@ -9,7 +9,7 @@
 //! aligned.
 //!
 //! While the COPY runs it has the connection to itself (see
-//! [`Shared::reserve_plain`]): requests from other handles are queued
+//! [`Shared::reserve_plain`](crate::driver::Shared::reserve_plain)): requests from other handles are queued
 //! behind it and go out after CopyDone/CopyFail, never in the middle of the
 //! data.
 

@@ -98,7 +98,7 @@ pub(crate) struct Queue {
     /// would travel in a different order.
     pub(super) no_cache: StatementCache,
     /// A COPY IN writer waiting for the write buffer to drain below its
-    /// bound (see [`Shared::poll_write_room`]): woken when the driver takes
+    /// bound (see [`Shared::poll_write_room`](crate::driver::Shared::poll_write_room)): woken when the driver takes
     /// the buffer.
     pub(crate) writer_waker: Option<Waker>,
     /// The coalesced group open at the end of `write_buf`, if any.
