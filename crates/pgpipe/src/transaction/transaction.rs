@@ -291,6 +291,7 @@ impl Transaction<'_> {
             Err(e)
                 if committing
                     && (matches!(e.kind(), ErrorKind::Closed | ErrorKind::Io)
+                        || ends_the_session(&e)
                         || shared.is_closed()) =>
             {
                 Err(Error::new(
@@ -359,4 +360,14 @@ impl fmt::Debug for Transaction<'_> {
             .field("pooled", &self.guard.is_some())
             .finish()
     }
+}
+
+/// A FATAL or PANIC error: the server ends the session after sending it.
+/// The reply reader reports it rather than the closed socket that follows
+/// (it says more), and the driver may not have seen the close yet.
+fn ends_the_session(e: &Error) -> bool {
+    e.as_db_error().is_some_and(|db| {
+        let severity = db.severity_nonlocalized().unwrap_or(db.severity());
+        matches!(severity, "FATAL" | "PANIC")
+    })
 }
