@@ -332,7 +332,7 @@ async fn ten_thousand_random_actions_on_one_connection_match_a_model() {
     let _one = one_at_a_time().await;
     tokio::time::timeout(BOUND, async {
         let db = database("stress");
-        let client = common::connect(&db).await;
+        let mut client = common::connect(&db).await;
         client
             .batch_execute("CREATE TABLE kv (k int8 PRIMARY KEY, v int8 NOT NULL)")
             .await

@@ -356,7 +356,9 @@ async fn neighbours_sent_again_never_run_inside_a_transaction_that_started_meanw
             let insert = |i: i32| client.execute("INSERT INTO t (id) VALUES ($1)", (base + i,));
             let failing = client.execute("SELECT 1 / $1::int", (0i32,));
             let tx = async {
-                let tx = client.transaction().await?;
+                // Another handle: this task's statements run beside it.
+                let mut handle = client.clone();
+                let tx = handle.transaction().await?;
                 tx.execute("SELECT 1", ()).await?;
                 tx.rollback().await
             };
@@ -448,7 +450,7 @@ async fn a_failure_sends_at_most_a_group_of_32_again() {
 #[tokio::test(flavor = "current_thread")]
 async fn a_failure_is_answered_while_its_neighbours_wait_behind_a_transaction() {
     let db = database("coalesce_tx_wait");
-    let client = connect_coalesced(&db).await;
+    let mut client = connect_coalesced(&db).await;
     bounded(async {
         let divide = client.prepare("SELECT 10 / $1::int4").await.unwrap();
         let before = client.stats();

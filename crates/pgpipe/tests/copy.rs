@@ -422,7 +422,7 @@ async fn copy_out_dropped_after_k_chunks_leaves_the_connection_usable() {
 async fn notices_mid_copy_are_handled_and_transactions_and_pools_work() {
     let db = database("copy_misc");
     bounded(async {
-        let client = connect(&db).await;
+        let mut client = connect(&db).await;
         setup(&client).await;
         client
             .batch_execute(
@@ -584,7 +584,7 @@ async fn a_simple_query_copy_from_stdin_is_refused_before_it_reaches_the_pipelin
 async fn a_dropped_copy_out_alone_is_cancelled_and_one_with_company_drained() {
     let db = database("copy_out_cancel");
     bounded(async {
-        let client = connect(&db).await;
+        let mut client = connect(&db).await;
         client
             .batch_execute("CREATE SEQUENCE produced")
             .await

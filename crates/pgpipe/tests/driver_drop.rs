@@ -86,7 +86,7 @@ async fn assert_later_requests_closed(client: &Client) {
     assert_closed("a later execute", client.execute("SELECT 1", ())).await;
     assert_closed("a later simple_query", client.simple_query("SELECT 1")).await;
     assert_closed("a later transaction", async {
-        client.transaction().await.map(drop)
+        client.clone().transaction().await.map(drop)
     })
     .await;
     assert_closed(

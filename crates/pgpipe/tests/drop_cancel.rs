@@ -75,6 +75,7 @@ async fn run_until_sleeping<T>(observer: &Client, pid: i32, statement: impl Futu
 /// from another session) and that `pid` is no longer in a transaction.
 async fn assert_released(observer: &Client, pid: i32) {
     within_bound("the dropped transaction's row lock is free", || async {
+        let mut observer = observer.clone();
         let tx = observer.transaction().await.unwrap();
         let locked = tx
             .query("SELECT id FROM items WHERE id = 1 FOR UPDATE NOWAIT", ())
@@ -127,7 +128,7 @@ async fn a_dropped_client_transaction_cancels_its_running_statement() {
     bounded(async {
         let db = database("drop_cancel_client");
         let observer = setup(&db).await;
-        let client = connect(&db).await;
+        let mut client = connect(&db).await;
         let pid = client.backend_pid();
         let tx = client.transaction().await.unwrap();
         tx.execute("UPDATE items SET note = 'b' WHERE id = 1", ())
@@ -210,8 +211,8 @@ async fn a_dropped_transaction_waiting_on_a_lock_is_cancelled() {
     bounded(async {
         let db = database("drop_cancel_lock_wait");
         let observer = setup(&db).await;
-        let holder = connect(&db).await;
-        let client = connect(&db).await;
+        let mut holder = connect(&db).await;
+        let mut client = connect(&db).await;
         let pid = client.backend_pid();
         let hold = holder.transaction().await.unwrap();
         hold.execute("UPDATE items SET note = 'h' WHERE id = 1", ())

@@ -162,7 +162,7 @@ async fn a_failed_begin_runs_nothing_outside_the_transaction() {
             standby.superuser(),
             standby.port()
         );
-        let client = pgpipe::connect(&url).await.unwrap();
+        let mut client = pgpipe::connect(&url).await.unwrap();
         let tx = client
             .build_transaction()
             .isolation(pgpipe::IsolationLevel::Serializable)

@@ -326,7 +326,7 @@ async fn a_listener_on_a_primary_and_standby_ends_up_on_the_primary() {
 async fn a_plain_client_delivers_notifications_only_when_asked() {
     let db = database("listen_client");
     bounded(async {
-        let client = connect(&db).await;
+        let mut client = connect(&db).await;
         let other = connect(&db).await;
         // Nobody asked: counted and dropped.
         client.batch_execute("LISTEN unheard").await.unwrap();

@@ -44,7 +44,7 @@ async fn operation_spans_carry_opentelemetry_fields() {
     let _guard = tracing::subscriber::set_default(recorder.clone());
     common::bounded(async {
         let db = common::database("spans");
-        let client = common::connect(&db).await;
+        let mut client = common::connect(&db).await;
         let connect = last(&recorder, "connect");
         assert!(connect.closed);
 
@@ -265,7 +265,7 @@ async fn copy_portal_and_listen_spans() {
     let _guard = tracing::subscriber::set_default(recorder.clone());
     common::bounded(async {
         let db = common::database("spans_copy");
-        let client = common::connect(&db).await;
+        let mut client = common::connect(&db).await;
         client
             .batch_execute("CREATE TABLE boxes (uid int8, name text)")
             .await

@@ -198,7 +198,7 @@ async fn cached_mode_through_pgbouncer_is_right_or_says_to_switch_mode() {
             .map(|c| {
                 let (url, ok, hinted) = (url.clone(), ok.clone(), hinted.clone());
                 tokio::spawn(async move {
-                    let client = pgpipe::connect(&url).await.unwrap();
+                    let mut client = pgpipe::connect(&url).await.unwrap();
                     for i in 0..100i64 {
                         // Client c's k-th statement multiplies by c*10+k:
                         // the same statement number means something else

@@ -24,7 +24,7 @@ fn quick() -> RetryPolicy {
 /// Write skew under SERIALIZABLE: both read the whole table, then insert.
 /// The first attempts meet at a barrier after reading, so they overlap and
 /// one of them must fail with 40001; later attempts run freely.
-async fn write_skew(client: Client, id: i64, barrier: Arc<Barrier>, attempts: Arc<AtomicU32>) {
+async fn write_skew(mut client: Client, id: i64, barrier: Arc<Barrier>, attempts: Arc<AtomicU32>) {
     client
         .build_transaction()
         .isolation(IsolationLevel::Serializable)
@@ -140,7 +140,7 @@ async fn a_deadlock_is_retried_and_both_commit_once() {
 async fn the_attempt_bound_holds_and_other_errors_are_not_retried() {
     bounded(async {
         let db = database("retry_bound");
-        let client = connect(&db).await;
+        let mut client = connect(&db).await;
         client
             .batch_execute(
                 "CREATE FUNCTION conflict() RETURNS void LANGUAGE plpgsql AS
@@ -201,7 +201,7 @@ async fn the_attempt_bound_holds_and_other_errors_are_not_retried() {
 async fn a_connection_killed_during_commit_is_an_unknown_outcome_never_retried() {
     bounded(async {
         let db = database("retry_unknown");
-        let client = connect(&db).await;
+        let mut client = connect(&db).await;
         let killer = connect(&db).await;
         // COMMIT runs the deferred trigger, which sleeps: a window to kill
         // the backend while COMMIT is in flight.

@@ -50,6 +50,7 @@ async fn assert_released(observer: &Client, pid: i32) {
     .await;
     // Would block (and then fail after 5 s) if the transaction still held
     // a lock on the table.
+    let mut observer = observer.clone();
     let tx = observer.transaction().await.unwrap();
     tx.batch_execute("SET LOCAL lock_timeout = '5s'; LOCK TABLE items IN ACCESS EXCLUSIVE MODE")
         .await
@@ -76,7 +77,7 @@ async fn assert_outside_transaction(client: &Client) {
 async fn commit_persists_rollback_and_drop_do_not() {
     bounded(async {
         let db = database("tx_basic");
-        let client = setup(&db).await;
+        let mut client = setup(&db).await;
 
         let tx = client.transaction().await.unwrap();
         tx.execute("INSERT INTO items VALUES (1, 'a')", ())
@@ -153,14 +154,14 @@ async fn commit_persists_rollback_and_drop_do_not() {
 async fn a_dropped_client_transaction_ends_on_the_server_at_once() {
     bounded(async {
         let db = database("tx_drop_client");
-        let client = setup(&db).await;
+        let mut client = setup(&db).await;
         let observer = connect(&db).await;
         let tx = client.transaction().await.unwrap();
         tx.execute("INSERT INTO items VALUES (1, 'locked')", ())
             .await
             .unwrap();
         assert_eq!(
-            state_of(&observer, client.backend_pid()).await,
+            state_of(&observer, tx.backend_pid()).await,
             "idle in transaction"
         );
         drop(tx);
@@ -272,6 +273,7 @@ enum Step {
 }
 
 async fn cancel_at(client: &Client, step: Step, polls: u64, id: i64) -> bool {
+    let mut client = client.clone();
     let tx = client.transaction().await.unwrap();
     let insert = "INSERT INTO items VALUES ($1, 'x')";
     match step {
@@ -334,7 +336,8 @@ async fn a_future_dropped_at_any_poll_leaves_no_transaction_behind() {
 async fn a_failed_transaction_refuses_statements_and_commit_says_rolled_back() {
     bounded(async {
         let db = database("tx_failed");
-        let client = setup(&db).await;
+        let mut client = setup(&db).await;
+        let watcher = client.clone();
         let tx = client.transaction().await.unwrap();
         tx.execute("INSERT INTO items VALUES (1, 'a')", ())
             .await
@@ -343,11 +346,11 @@ async fn a_failed_transaction_refuses_statements_and_commit_says_rolled_back() {
         assert_eq!(err.code(), Some(&SqlState::DIVISION_BY_ZERO));
         assert_eq!(tx.transaction_status(), TransactionStatus::Failed);
         // Refused by pgpipe (the server would say 25P02, a Db error).
-        let before = client.pending_requests();
+        let before = watcher.pending_requests();
         let err = tx.query("SELECT 1", ()).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::TransactionAborted, "{err}");
         assert!(err.code().is_none());
-        assert_eq!(client.pending_requests(), before);
+        assert_eq!(watcher.pending_requests(), before);
         let err = tx.commit().await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::RolledBack, "{err}");
         assert_eq!(count(&client).await, 0);
@@ -360,7 +363,7 @@ async fn a_failed_transaction_refuses_statements_and_commit_says_rolled_back() {
 async fn options_are_what_the_server_reports() {
     bounded(async {
         let db = database("tx_options");
-        let client = setup(&db).await;
+        let mut client = setup(&db).await;
         for (level, name) in [
             (IsolationLevel::ReadCommitted, "read committed"),
             (IsolationLevel::RepeatableRead, "repeatable read"),
@@ -428,7 +431,7 @@ async fn ids(on: &impl GenericClient) -> Vec<i64> {
 async fn savepoints_nest_three_deep() {
     bounded(async {
         let db = database("tx_savepoints");
-        let client = setup(&db).await;
+        let mut client = setup(&db).await;
         let mut tx = client.transaction().await.unwrap();
         tx.execute("INSERT INTO items VALUES (1, 'outer')", ())
             .await
@@ -491,8 +494,9 @@ async fn savepoints_nest_three_deep() {
 async fn other_handles_wait_behind_an_open_transaction() {
     bounded(async {
         let db = database("tx_reserve");
-        let client = setup(&db).await;
+        let mut client = setup(&db).await;
         let other = client.clone();
+        let mut third = client.clone();
         let tx = client.transaction().await.unwrap();
         tx.execute("INSERT INTO items VALUES (1, 'tx')", ())
             .await
@@ -508,7 +512,6 @@ async fn other_handles_wait_behind_an_open_transaction() {
             other
         });
         // A second transaction on another handle waits too.
-        let third = client.clone();
         let second = tokio::spawn(async move {
             let tx = third.transaction().await.unwrap();
             tx.execute("INSERT INTO items VALUES (3, 'second tx')", ())
@@ -540,22 +543,15 @@ async fn other_handles_wait_behind_an_open_transaction() {
 async fn a_waiting_handle_is_bounded_by_its_timeout() {
     bounded(async {
         let db = database("tx_reserve_timeout");
-        let client = setup(&db).await;
+        let mut client = setup(&db).await;
+        let waiting = client.with_timeout(Duration::from_millis(200));
         let tx = client.transaction().await.unwrap();
         tx.execute("INSERT INTO items VALUES (1, 'tx')", ())
             .await
             .unwrap();
-        let err = client
-            .with_timeout(Duration::from_millis(200))
-            .transaction()
-            .await
-            .unwrap_err();
+        let err = waiting.clone().transaction().await.unwrap_err();
         assert!(err.is_timeout(), "{err}");
-        let err = client
-            .with_timeout(Duration::from_millis(200))
-            .execute("SELECT 1", ())
-            .await
-            .unwrap_err();
+        let err = waiting.execute("SELECT 1", ()).await.unwrap_err();
         assert!(err.is_timeout(), "{err}");
         tx.commit().await.unwrap();
         assert_eq!(count(&client).await, 1);

@@ -48,7 +48,7 @@ async fn the_list_of_types_without_binary_output_is_the_servers() {
 async fn aclitem_columns_read_as_strings() {
     bounded(async {
         let db = database("text_fallback_acl");
-        let client = connect(&db).await;
+        let mut client = connect(&db).await;
         client.execute("CREATE TABLE secret (v int)", ()).await.unwrap();
         client
             .execute("GRANT SELECT ON secret TO PUBLIC", ())

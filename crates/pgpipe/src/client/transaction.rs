@@ -28,7 +28,7 @@ impl Client {
     /// queues ROLLBACK at once (see [`Transaction`]).
     ///
     /// ```no_run
-    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// # async fn f(client: &mut pgpipe::Client) -> Result<(), pgpipe::Error> {
     /// let tx = client.transaction().await?;
     /// tx.execute("UPDATE accounts SET balance = balance - 10 WHERE id = $1", (1i64,)).await?;
     /// tx.execute("UPDATE accounts SET balance = balance + 10 WHERE id = $1", (2i64,)).await?;
@@ -36,13 +36,20 @@ impl Client {
     /// # Ok(()) }
     /// ```
     ///
+    /// The transaction borrows this `Client` mutably, as in
+    /// tokio-postgres: using the same `Client` while the transaction is
+    /// open (which would wait behind the transaction its own task holds)
+    /// does not compile. Run those statements on the transaction.
+    ///
     /// Cancel safe.
-    pub async fn transaction(&self) -> Result<Transaction<'static>, Error> {
+    pub async fn transaction(&mut self) -> Result<Transaction<'_>, Error> {
         self.build_transaction().start().await
     }
 
-    /// A [`TransactionBuilder`] for a transaction on this connection.
-    pub fn build_transaction(&self) -> TransactionBuilder<'static> {
+    /// A [`TransactionBuilder`] for a transaction on this connection; like
+    /// [`transaction`](Self::transaction), it borrows this `Client`
+    /// mutably until the transaction ends.
+    pub fn build_transaction(&mut self) -> TransactionBuilder<'_> {
         TransactionBuilder::on_conn(self.conn().clone())
     }
 
@@ -65,7 +72,7 @@ impl Client {
     /// for other transaction options.
     ///
     /// ```no_run
-    /// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+    /// # async fn f(client: &mut pgpipe::Client) -> Result<(), pgpipe::Error> {
     /// use pgpipe::{IsolationLevel, RetryPolicy};
     /// let moved = client
     ///     .build_transaction()
@@ -81,13 +88,13 @@ impl Client {
     /// assert!(moved.attempts >= 1);
     /// # Ok(()) }
     /// ```
-    pub async fn transaction_with_retry<T, F>(
-        &self,
+    pub async fn transaction_with_retry<'a, T, F>(
+        &'a mut self,
         policy: &RetryPolicy,
         f: F,
     ) -> Result<Retried<T>, Error>
     where
-        F: for<'t> FnMut(&'t mut Transaction<'static>) -> RetryFuture<'t, T>,
+        F: for<'t> FnMut(&'t mut Transaction<'a>) -> RetryFuture<'t, T>,
     {
         self.build_transaction().run_with_retry(policy, f).await
     }

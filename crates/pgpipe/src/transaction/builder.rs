@@ -51,7 +51,7 @@ enum Source {
 /// [`PooledClient::build_transaction`].
 ///
 /// ```no_run
-/// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+/// # async fn f(client: &mut pgpipe::Client) -> Result<(), pgpipe::Error> {
 /// use pgpipe::IsolationLevel;
 ///
 /// let tx = client

@@ -58,7 +58,7 @@ use crate::query::control::{encode_control, read_control, send_control, Ended};
 ///   been committed.
 ///
 /// ```no_run
-/// # async fn f(client: &pgpipe::Client) -> Result<(), pgpipe::Error> {
+/// # async fn f(client: &mut pgpipe::Client) -> Result<(), pgpipe::Error> {
 /// let mut tx = client.transaction().await?;
 /// tx.execute("INSERT INTO mailbox (uid) VALUES ($1)", (7i64,)).await?;
 /// {
