@@ -12,11 +12,9 @@ use super::typed::{describe_target, BinaryCopyWriter};
 use crate::error::ErrorKind;
 use crate::query::{Column, ConnRef};
 use crate::sql::quote_ident;
-#[cfg(doc)]
-use crate::Client;
 use crate::Error;
 
-/// What [`Client::upsert_rows`] does with a row whose key already exists.
+/// What [`Client::upsert_rows`](crate::Client::upsert_rows) does with a row whose key already exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OnConflict {
@@ -27,7 +25,7 @@ pub enum OnConflict {
     Nothing,
 }
 
-/// What [`Client::upsert_rows`] did.
+/// What [`Client::upsert_rows`](crate::Client::upsert_rows) did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct UpsertCounts {

@@ -15,8 +15,6 @@ use crate::query::{
 };
 use crate::query::{Column, ConnRef, Event, Lent, Reply, Row, Sealed};
 use crate::types::{ParamTypes, Resolved};
-#[cfg(doc)]
-use crate::Client;
 use crate::Error;
 
 /// Parameter lists of different types side by side.
@@ -109,7 +107,7 @@ impl BatchResult {
 }
 
 /// A list of statements to send in one write. Build it with
-/// [`Client::batch`], then [`run`](Batch::run) it (each statement on its
+/// [`Client::batch`](crate::Client::batch), then [`run`](Batch::run) it (each statement on its
 /// own: one failing does not affect the others) or
 /// [`run_atomic`](Batch::run_atomic) it (one implicit transaction: all
 /// succeed or none take effect).
@@ -279,7 +277,7 @@ impl<'a> Batch<'a> {
     /// order: a failing statement fails alone. An error that prevents
     /// sending (a parameter that cannot be encoded) sends nothing.
     ///
-    /// Cancel safe (see [`Client`]).
+    /// Cancel safe (see [`Client`](crate::Client)).
     pub async fn run(self) -> Result<Vec<Result<BatchResult, Error>>, Error> {
         let session = self.session().await?;
         let shared = session.conn().shared().clone();
@@ -334,7 +332,7 @@ impl<'a> Batch<'a> {
     /// implicit transaction, so either all take effect or none. The error
     /// says which statement failed.
     ///
-    /// Cancel safe (see [`Client`]).
+    /// Cancel safe (see [`Client`](crate::Client)).
     pub async fn run_atomic(self) -> Result<Vec<BatchResult>, Error> {
         let session = self.session().await?;
         let shared = session.conn().shared().clone();

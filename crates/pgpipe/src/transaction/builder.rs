@@ -10,8 +10,6 @@ use crate::Error;
 
 use super::retry::{run_with_retry, Retried, RetryFuture, RetryPolicy};
 use super::Transaction;
-#[cfg(doc)]
-use crate::{Client, PooledClient};
 
 /// The isolation level of a transaction (`BEGIN ISOLATION LEVEL ...`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -24,7 +22,7 @@ pub enum IsolationLevel {
     /// `REPEATABLE READ`.
     RepeatableRead,
     /// `SERIALIZABLE`: may fail with a serialization failure (40001) that
-    /// [`Client::transaction_with_retry`] retries.
+    /// [`Client::transaction_with_retry`](crate::Client::transaction_with_retry) retries.
     Serializable,
 }
 
@@ -47,8 +45,8 @@ enum Source {
 }
 
 /// Options of a transaction before it starts: from
-/// [`Client::build_transaction`], [`Pool::build_transaction`] or
-/// [`PooledClient::build_transaction`].
+/// [`Client::build_transaction`](crate::Client::build_transaction), [`Pool::build_transaction`] or
+/// [`PooledClient::build_transaction`](crate::PooledClient::build_transaction).
 ///
 /// ```no_run
 /// # async fn f(client: &mut pgpipe::Client) -> Result<(), pgpipe::Error> {
@@ -141,7 +139,7 @@ impl<'a> TransactionBuilder<'a> {
     /// Starts the transaction. Nothing is sent yet: BEGIN goes out with the
     /// first statement (see [`Transaction`]).
     ///
-    /// On a [`Client`], this waits while another handle of the same
+    /// On a [`Client`](crate::Client), this waits while another handle of the same
     /// connection has a transaction open (bounded by the handle's query
     /// timeout, if it has one); on a [`Pool`], it checks out a connection
     /// first (bounded by the pool's acquire timeout).
@@ -161,7 +159,7 @@ impl<'a> TransactionBuilder<'a> {
 
     /// Runs `f` in a transaction with these options and commits; retries
     /// the whole transaction on a serialization failure or a deadlock (see
-    /// [`Client::transaction_with_retry`]).
+    /// [`Client::transaction_with_retry`](crate::Client::transaction_with_retry)).
     pub async fn run_with_retry<T, F>(self, policy: &RetryPolicy, f: F) -> Result<Retried<T>, Error>
     where
         F: for<'t> FnMut(&'t mut Transaction<'a>) -> RetryFuture<'t, T>,

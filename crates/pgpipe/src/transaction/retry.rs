@@ -9,10 +9,8 @@ use std::time::Duration;
 use crate::Error;
 
 use super::{Transaction, TransactionBuilder};
-#[cfg(doc)]
-use crate::Client;
 
-/// How [`Client::transaction_with_retry`] retries: at most `max_attempts`
+/// How [`Client::transaction_with_retry`](crate::Client::transaction_with_retry) retries: at most `max_attempts`
 /// runs in all, waiting between them for an exponentially growing backoff
 /// (from `initial_backoff`, doubled per attempt, capped at `max_backoff`)
 /// with random jitter (each wait is between half and all of it), so that
