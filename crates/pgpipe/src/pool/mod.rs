@@ -22,8 +22,9 @@
 //!   temporary tables, prepared statements, streams, batches — goes on a
 //!   connection checked out with [`Pool::get`], or a [`Transaction`](crate::Transaction)
 //!   from [`Pool::transaction`], which holds its connection until it
-//!   ends. The [`PooledClient`] dereferences to a `Client` and returns the
-//!   connection when dropped: if a transaction was left open (or requests
+//!   ends. The [`PooledClient`] runs the query methods of a `Client` (it is
+//!   a [`GenericClient`](crate::GenericClient)), plus its session's own
+//!   transactions and COPY, and returns the connection when dropped: if a transaction was left open (or requests
 //!   that may open one are still in flight), it is rolled back at once, in
 //!   the background, before anyone else gets the connection; a broken one
 //!   is closed instead.
