@@ -6,7 +6,8 @@
 //! (NaN and the infinities included) comes back bit for bit.
 //! [`Display`](fmt::Display) writes PostgreSQL's text for each type, floats
 //! as the server writes them with the default `extra_float_digits`
-//! (shortest exact form, `1e+300`). What the server's binary input refuses
+//! (shortest exact form, `1e+300`; in the rare tie where the server writes
+//! one digit more, both texts read back as the same value). What the server's binary input refuses
 //! is refused here before sending: a path or polygon without points, a
 //! line whose `A` and `B` are both zero, a circle with a negative radius.
 
@@ -20,7 +21,11 @@ use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
 /// Writes `v` as PostgreSQL's `float8out` does with `extra_float_digits`
 /// above 0: the shortest digits that read back exactly, fixed notation for
-/// decimal exponents from -4 to 14, else `d.ddde+XX`.
+/// decimal exponents from -4 to 14, else `d.ddde+XX`. One rare difference:
+/// when the shortest digits lie exactly halfway above `v` (they still read
+/// back as `v`, ties to even), PostgreSQL's Ryu excludes them and writes one
+/// digit more (`4.5049834445571616e+16` where this writes
+/// `4.504983444557162e+16`); both texts read back as the same value.
 pub(crate) fn write_pg_float(f: &mut fmt::Formatter<'_>, v: f64) -> fmt::Result {
     if v.is_nan() {
         return f.write_str("NaN");
