@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::addresses::Addresses;
 use crate::database::{self, TestDatabase};
 use crate::error::TestkitError;
-use crate::mini_client::{Endpoint, Login, MiniClient, Rows};
+use crate::mini_client::{Endpoint, Rows};
 use crate::roles::{AuthRole, SUPERUSER};
-use crate::server::{first_value, Server, SQL_TIMEOUT};
+use crate::server::{first_value, Server};
 use crate::url;
 
 /// Bound of [`Cluster::wait_replicated`].
@@ -50,82 +51,6 @@ pub struct Cluster {
     version: String,
     /// `None` for an external server.
     server: Option<Server>,
-}
-
-/// What is needed to build URLs and reach the server for setup; shared with
-/// [`TestDatabase`], which outlives no borrow of its cluster.
-#[derive(Debug, Clone)]
-pub(crate) struct Addresses {
-    pub host: String,
-    pub port: u16,
-    pub socket_dir: PathBuf,
-    pub superuser: String,
-    pub superuser_password: Option<String>,
-    /// The database setup connections use (CREATE/DROP DATABASE run there).
-    pub admin_db: String,
-    /// Where setup connections go: the private socket, or the external URL's host.
-    pub setup: Endpoint,
-    /// The external URL's query string, passed on in every URL (sslmode...).
-    pub query: Option<String>,
-    pub external: bool,
-    /// Set while a testkit cluster is stopped ([`Cluster::stop`]), so that
-    /// a [`TestDatabase`] dropped meanwhile does not try to reach it.
-    pub stopped: Arc<AtomicBool>,
-}
-
-impl Addresses {
-    pub(crate) fn url(&self, role: AuthRole, dbname: &str) -> String {
-        if self.external {
-            return self.superuser_url(dbname);
-        }
-        url::build(
-            role.user(),
-            Some(role.password()),
-            &self.host,
-            self.port,
-            dbname,
-            None,
-        )
-    }
-
-    pub(crate) fn superuser_url(&self, dbname: &str) -> String {
-        url::build(
-            &self.superuser,
-            self.superuser_password.as_deref(),
-            &self.host,
-            self.port,
-            dbname,
-            self.query.as_deref(),
-        )
-    }
-
-    pub(crate) fn socket_url(&self, role: AuthRole, dbname: &str) -> String {
-        if self.external {
-            // Only the URL's own host is known; if that was a socket
-            // directory, this is a socket URL, otherwise TCP.
-            return self.superuser_url(dbname);
-        }
-        let dir = self.socket_dir.to_string_lossy();
-        url::build(
-            role.user(),
-            Some(role.password()),
-            &dir,
-            self.port,
-            dbname,
-            None,
-        )
-    }
-
-    /// A setup session as the superuser.
-    pub(crate) fn connect(&self, dbname: &str) -> Result<MiniClient, TestkitError> {
-        MiniClient::connect(&Login {
-            endpoint: self.setup.clone(),
-            user: self.superuser.clone(),
-            password: self.superuser_password.clone(),
-            dbname: dbname.to_string(),
-            timeout: SQL_TIMEOUT,
-        })
-    }
 }
 
 static SHARED: OnceLock<Result<Cluster, TestkitError>> = OnceLock::new();

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::cluster::Addresses;
+use crate::addresses::Addresses;
 use crate::error::TestkitError;
 use crate::roles::{quote_ident, AuthRole};
 

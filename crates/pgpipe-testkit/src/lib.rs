@@ -45,6 +45,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod addresses;
 mod auth;
 mod binaries;
 mod bouncer;
