@@ -234,10 +234,6 @@ impl CopyOut {
     }
 }
 
-/// How long a dropped COPY OUT's cancel may take before the connection,
-/// whose state is then unknown, is closed.
-const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
-
 impl Drop for CopyOut {
     fn drop(&mut self) {
         // Dropped before the end: the span closes now (the server's row
@@ -248,53 +244,13 @@ impl Drop for CopyOut {
         if self.done || !self.cancel_on_drop || self.format.is_none() {
             return;
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
         // Race-free only when this COPY is the one request queued or in
-        // flight, in an implicit transaction: `gate_for_cancel` then holds
-        // every later request back until our ReadyForQuery, so the cancel
-        // can only hit this COPY (or, if it has just ended, an idle backend,
-        // which ignores it). Decided now, before the caller can queue
-        // anything else; otherwise the driver drains the rest.
-        if self.shared.transaction_status() != crate::TransactionStatus::Idle {
-            return;
-        }
-        let slot = self.responses.slot().clone();
-        if self.shared.gate_for_cancel(&slot) {
-            // The Responses are dropped right after this (abandoned: the
-            // driver discards the data, and the 57014 error the cancel
-            // causes, up to ReadyForQuery).
-            runtime.spawn(cancel_gated(OpenGateOnDrop(self.shared.clone()), slot));
-        }
-    }
-}
-
-/// Sends the cancel for a gated COPY OUT and waits for its end; `gate`
-/// reopens the gate however this ends (even if the runtime drops the task
-/// unpolled).
-async fn cancel_gated(gate: OpenGateOnDrop, slot: Arc<crate::driver::Slot>) {
-    let shared = &gate.0;
-    let ended = tokio::time::timeout(CANCEL_GRACE, async {
-        let _ = shared.cancel.cancel().await;
-        slot.wait_done().await;
-    })
-    .await;
-    if ended.is_err() {
-        // A late cancel could hit the next request: give up the connection
-        // (queued requests fail as closed, never sent).
-        shared.abort(Error::new(
-            ErrorKind::Closed,
-            "a dropped COPY OUT did not end after a cancel; connection closed",
-        ));
-    }
-}
-
-struct OpenGateOnDrop(Arc<Session>);
-
-impl Drop for OpenGateOnDrop {
-    fn drop(&mut self) {
-        self.0.open_gate();
+        // flight, in an implicit transaction (see `query::cancel_abandoned`);
+        // otherwise the driver drains the rest. Decided now, before the
+        // caller can queue anything else. The Responses are dropped right
+        // after this (abandoned: the driver discards the data, and the 57014
+        // error the cancel causes, up to ReadyForQuery).
+        crate::query::cancel_abandoned(&self.shared, self.responses.slot());
     }
 }
 

@@ -16,10 +16,17 @@ use crate::Error;
 
 impl Shared {
     /// Closes the write gate if `slot`'s request is the only one queued or
-    /// in flight and has not ended: then a cancel can only hit it.
+    /// in flight, has been written and has not ended: then a cancel can
+    /// only hit it. (One not written yet would wait behind the gate for an
+    /// end that cannot come.)
     pub(crate) fn gate_for_cancel(&self, slot: &Slot) -> bool {
         let mut q = self.lock();
-        if q.closed.is_some() || slot.is_done() || self.outstanding.load(Ordering::Relaxed) != 1 {
+        if q.closed.is_some()
+            || q.write_gate
+            || slot.is_done()
+            || self.outstanding.load(Ordering::Relaxed) != 1
+            || self.unanswered(&q) != 1
+        {
             return false;
         }
         // Held back behind a transaction: not sent, so nothing to cancel

@@ -7,6 +7,7 @@ use tracing::Instrument;
 
 use super::conn::ConnRef;
 use super::{send_query, Batch, FromRow, Row, RowStream, ToStatement};
+use crate::driver::NO_SESSION;
 use crate::error::ErrorKind;
 use crate::observe::{self, sql_of};
 use crate::Error;
@@ -142,7 +143,13 @@ impl ConnRef {
             send_query(self.shared(), self.session, permit, st, &params)
         };
         match sent.instrument(op.span().clone()).await {
-            Ok((responses, plan)) => Ok(RowStream::new(self.shared().clone(), responses, plan, op)),
+            Ok((responses, plan)) => Ok(RowStream::new(
+                self.shared().clone(),
+                responses,
+                plan,
+                op,
+                self.session == NO_SESSION,
+            )),
             Err(e) => Err(op.failed(e)),
         }
     }

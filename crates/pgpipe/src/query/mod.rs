@@ -2,6 +2,7 @@
 //! statement cache, reading responses into lazy rows, batches, portals,
 //! streams, prepared statements, the simple-query protocol and `FromRow`.
 
+mod abandon;
 mod batch;
 mod builder;
 mod cache;
@@ -23,6 +24,7 @@ mod simple_query;
 mod statement;
 mod stream;
 
+pub(crate) use abandon::cancel_abandoned;
 pub use batch::{Batch, BatchResult};
 pub use builder::{BuiltQuery, Ident, QueryBuilder, Separated, MAX_PARAMS};
 pub(crate) use cache::StatementCache;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use pgpipe_types::Params;
 
+use super::abandon::CancelIfAbandoned;
 use super::conn::ConnRef;
 use super::{read_response, send_query_with, Column, Plan, Row, StatementRef, ToStatement};
 use crate::driver::{Slot, NO_SESSION};
@@ -129,18 +130,23 @@ impl ConnRef {
                 self.coalesce && self.session == NO_SESSION,
             )?;
             let timing = timing.sent(self.shared());
+            // Cancels the statement on the server if this future is dropped
+            // before the reply ends (see `abandon`).
+            let mut abandoned = CancelIfAbandoned::new(self, responses.slot());
             let reading = read_response(self.shared(), &mut responses, plan.columns(), &mut on_row);
             let outcome = match self.timeout {
                 None => reading.await,
                 Some(limit) => match tokio::time::timeout(limit, reading).await {
                     Ok(outcome) => outcome,
                     Err(_) => {
+                        abandoned.disarm();
                         let slot = responses.slot().clone();
                         drop(responses);
                         return Err(Box::pin(self.cancel_timed_out(&slot, limit)).await);
                     }
                 },
             };
+            abandoned.disarm();
             timing.answered(responses.slot());
             let mut described = None;
             if let (true, Ok(_), Some(columns)) = (describe, &outcome.result, &outcome.columns) {

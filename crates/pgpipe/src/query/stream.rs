@@ -41,10 +41,13 @@ use crate::Error;
 ///
 /// # Cancel safety
 ///
-/// Dropping the stream before its end is safe: the driver discards the
-/// rest of the result and the connection serves the next query correctly.
-/// (The server still produces the whole result; for huge results that you
-/// may abandon, prefer a cursor or a `LIMIT`.)
+/// Dropping the stream before its end is safe: the connection serves the
+/// next query correctly. When the stream's query is the only request on
+/// the connection and runs outside a transaction, the query is cancelled
+/// on the server at once (later requests wait until it has ended, so the
+/// cancel cannot hit them); otherwise (other requests pipelined behind it,
+/// or inside a transaction, which a cancel would abort) the server
+/// produces the rest of the result and the driver discards it.
 pub struct RowStream {
     shared: Arc<Session>,
     responses: Responses,
@@ -56,15 +59,25 @@ pub struct RowStream {
     /// The operation's span: open until the stream ends or is dropped.
     op: Op,
     rows: u64,
+    /// Whether dropping the stream unfinished may cancel its query: not
+    /// for a request of a transaction or a held session.
+    cancel_on_drop: bool,
     /// What keeps this result's session alive (a pool's checkout): last,
     /// so it is given back after everything above has ended.
     hold: Option<Box<dyn Send + Sync>>,
 }
 
 impl RowStream {
-    pub(crate) fn new(shared: Arc<Session>, responses: Responses, plan: Plan, op: Op) -> RowStream {
+    pub(crate) fn new(
+        shared: Arc<Session>,
+        responses: Responses,
+        plan: Plan,
+        op: Op,
+        cancel_on_drop: bool,
+    ) -> RowStream {
         let columns = plan.columns();
         RowStream {
+            cancel_on_drop,
             shared,
             responses,
             plan,
@@ -296,6 +309,9 @@ impl Drop for RowStream {
     fn drop(&mut self) {
         // Dropped half-read: the span closes now, with the rows read so far.
         self.op.end(Ok(self.rows));
+        if !self.done && self.cancel_on_drop {
+            crate::query::cancel_abandoned(&self.shared, self.responses.slot());
+        }
         #[cfg(feature = "metrics")]
         crate::observe::metrics::peak_buffered(self.shared.peak_buffered());
     }
