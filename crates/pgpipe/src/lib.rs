@@ -75,3 +75,9 @@ pub mod __private;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
+
+/// docs/migrating.md's pgpipe examples, compiled as doc tests so that the
+/// guide for switching from tokio-postgres and sqlx stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/migrating.md")]
+pub struct MigratingDoctests;
