@@ -21,7 +21,7 @@ impl From<ConfigError> for crate::Error {
     /// the `ConfigError`, so `?` works on configuration in functions that
     /// return `pgpipe::Error`.
     fn from(e: ConfigError) -> crate::Error {
-        crate::Error::config(e)
+        crate::Error::new(crate::ErrorKind::Config, "invalid configuration").with_source(e)
     }
 }
 

@@ -14,4 +14,4 @@ mod x509;
 pub(crate) use cancel::CancelTls;
 pub use cancel::CancelToken;
 pub use open::{connect, connect_with_driver};
-pub(crate) use startup::{handshake, message_name};
+pub(crate) use startup::handshake;

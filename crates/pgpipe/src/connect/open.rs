@@ -41,7 +41,7 @@ use crate::{Client, Error, SimpleQueryMessage};
 /// Outside a tokio runtime (it spawns the driver); use
 /// [`connect_with_driver`] to run the driver yourself.
 pub async fn connect(url: &str) -> Result<Client, Error> {
-    Config::parse(url).map_err(Error::config)?.connect().await
+    Config::parse(url).map_err(Error::from)?.connect().await
 }
 
 /// Like [`connect`], but returns the connection driver instead of spawning
@@ -58,7 +58,7 @@ pub async fn connect(url: &str) -> Result<Client, Error> {
 /// than the driver's thus fails cleanly once that runtime is gone.
 pub async fn connect_with_driver(url: &str) -> Result<(Client, Connection), Error> {
     Config::parse(url)
-        .map_err(Error::config)?
+        .map_err(Error::from)?
         .connect_with_driver()
         .await
 }
@@ -84,7 +84,7 @@ impl Config {
     }
 
     async fn connect_untraced(&self) -> Result<(Client, Connection), Error> {
-        let resolved = self.resolve(&ProcessEnvironment).map_err(Error::config)?;
+        let resolved = self.resolve(&ProcessEnvironment).map_err(Error::from)?;
         check_supported(&resolved)?;
         let mut targets: Vec<&Target> = resolved.targets.iter().collect();
         if resolved.load_balance_hosts == LoadBalanceHosts::Random {

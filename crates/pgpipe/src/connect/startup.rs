@@ -12,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::config::{AuthMethod, ChannelBinding, ResolvedConfig};
 use crate::connect::require_auth;
 use crate::driver::Socket;
-use crate::error::{DbError, ErrorKind};
+use crate::error::{message_name, DbError, ErrorKind};
 use crate::Error;
 
 /// What the handshake learned about the session.
@@ -411,10 +411,6 @@ fn server_error(fields: &pgpipe_proto::backend::ErrorFields, default: ErrorKind)
         }
         Err(e) => Error::protocol(e),
     }
-}
-
-pub(crate) fn message_name(msg: &Message) -> &'static str {
-    pgpipe_proto::backend::tag::name(msg.tag()).unwrap_or("an unknown message")
 }
 
 /// The `tls-server-end-point` channel-binding data: `None` without TLS,

@@ -8,8 +8,6 @@ use std::fmt;
 pub use db::{DbError, ErrorPosition};
 pub use sqlstate::SqlState;
 
-use crate::config::ConfigError;
-
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What kind of failure an [`Error`] is. Match on it to decide what to do;
@@ -135,10 +133,7 @@ impl Error {
 
     /// A message that has no place in the response being read.
     pub(crate) fn unexpected(msg: &pgpipe_proto::backend::Message, during: &str) -> Error {
-        Error::protocol(format!(
-            "unexpected {} {during}",
-            crate::connect::message_name(msg)
-        ))
+        Error::protocol(format!("unexpected {} {during}", message_name(msg)))
     }
 
     pub(crate) fn closed() -> Error {
@@ -151,10 +146,6 @@ impl Error {
 
     pub(crate) fn protocol(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Protocol, message)
-    }
-
-    pub(crate) fn config(e: ConfigError) -> Error {
-        Error::new(ErrorKind::Config, "invalid configuration").with_source(e)
     }
 
     /// Kind of failure.
@@ -245,6 +236,12 @@ impl std::error::Error for Error {
         }
         self.0.source.as_deref().map(|e| e as _)
     }
+}
+
+/// The name of a backend message, for error messages ("unexpected
+/// DataRow during startup").
+pub(crate) fn message_name(msg: &pgpipe_proto::backend::Message) -> &'static str {
+    pgpipe_proto::backend::tag::name(msg.tag()).unwrap_or("an unknown message")
 }
 
 impl From<crate::sql::InvalidIdent> for Error {

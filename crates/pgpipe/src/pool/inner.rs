@@ -142,7 +142,7 @@ impl PoolInner {
 
     /// Creates the pool state and spawns its maintenance task.
     pub(crate) fn start(connect: Config, config: PoolConfig) -> Result<Arc<PoolInner>, Error> {
-        config.validate().map_err(Error::config)?;
+        config.validate().map_err(Error::from)?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
             Error::new(
                 ErrorKind::InvalidUse,

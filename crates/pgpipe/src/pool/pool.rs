@@ -65,7 +65,7 @@ impl Pool {
     /// # Ok(()) }
     /// ```
     pub async fn connect(url: &str) -> Result<Pool, Error> {
-        let (config, pool_config) = PoolConfig::from_url(url).map_err(Error::config)?;
+        let (config, pool_config) = PoolConfig::from_url(url).map_err(Error::from)?;
         Pool::connect_with(config, pool_config).await
     }
 
@@ -93,7 +93,7 @@ impl Pool {
 
     /// Like [`new`](Self::new), from a connection string.
     pub fn connect_lazy(url: &str) -> Result<Pool, Error> {
-        let (config, pool_config) = PoolConfig::from_url(url).map_err(Error::config)?;
+        let (config, pool_config) = PoolConfig::from_url(url).map_err(Error::from)?;
         Pool::new(config, pool_config)
     }
 
