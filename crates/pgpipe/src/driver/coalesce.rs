@@ -286,7 +286,7 @@ impl Settled {
     /// (the driver counts them finished first: a woken caller must not see
     /// its request still pending), with the carrier's clock readings
     /// (`stamps`, when it was timed) for its queue and server times.
-    pub(crate) fn hand_over(self, stamps: Option<crate::driver::Stamps>) {
+    pub(crate) fn hand_over(self, stamps: Option<crate::observe::Stamps>) {
         for (slot, part) in self.answered {
             if let Some(stamps) = stamps {
                 slot.set_stamps(stamps);

@@ -41,7 +41,7 @@ pub(crate) const DEFAULT_MAX_BUFFERED: usize = 1 << 20;
 /// How long to wait for the server to hang up after Terminate.
 const TERMINATE_GRACE: Duration = Duration::from_secs(5);
 
-/// The future that drives one connection. [`crate::connect()`] spawns it on
+/// The future that drives one connection. [`connect()`](fn@super::super::connect) spawns it on
 /// the current tokio runtime; [`crate::connect_with_driver`] hands it to you
 /// to run on an executor of your choice. It completes when the client is
 /// closed (all handles dropped or [`crate::Client::close`]) or the connection

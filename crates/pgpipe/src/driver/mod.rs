@@ -19,5 +19,5 @@ pub use connection::Connection;
 pub(crate) use events::Events;
 pub(crate) use reservation::{Request, SessionEnd, SessionId, NO_SESSION};
 pub(crate) use shared::Shared;
-pub(crate) use slot::{Responses, Slot, Stamps};
+pub(crate) use slot::{Responses, Slot};
 pub(crate) use socket::Socket;

@@ -22,6 +22,7 @@ use tokio::time::Sleep;
 
 use crate::driver::coalesce::{Group, Hold};
 use crate::error::ErrorKind;
+use crate::observe::{Stamped, Stamps};
 use crate::Error;
 
 /// A FIFO of chunks that holds the first one inline: most responses arrive
@@ -77,36 +78,6 @@ struct SlotState {
     /// the session ends. Cleared when it is queued for sending; a caller
     /// that gives up meanwhile withdraws it (see [`Slot::withdraw`]).
     held_back: bool,
-}
-
-/// When the driver handled one request, for the queue and server times of
-/// its span (see `observe`). Taken only for slots whose caller records
-/// them ([`Slot::is_timed`]); one clock read per write batch and per read,
-/// shared by every timed slot of that batch or read.
-#[derive(Default, Clone, Copy, Debug)]
-pub(crate) struct Stamps {
-    /// The driver took the request's bytes for the socket write (they are
-    /// written in the same poll, up to the socket's room).
-    pub(crate) written: Option<Instant>,
-    /// The answer to the request pipelined just ahead of this one was
-    /// complete (its ReadyForQuery was read): from then on the server
-    /// works on this one. `None` if nothing was in flight ahead of it
-    /// when it was written.
-    pub(crate) ahead_done: Option<Instant>,
-    /// Its own ReadyForQuery was read.
-    pub(crate) done: Option<Instant>,
-}
-
-impl Stamps {
-    /// When the server could start on the request: the later of its write
-    /// and the completion of the answer ahead of it.
-    pub(crate) fn server_start(&self) -> Option<Instant> {
-        let written = self.written?;
-        Some(match self.ahead_done {
-            Some(ahead) if ahead > written => ahead,
-            _ => written,
-        })
-    }
 }
 
 /// One request's response, shared by the driver (producer) and the caller.
@@ -631,6 +602,12 @@ pub(crate) fn held_error(bound: Duration) -> String {
          concurrent work, use a Pool (or another connection). This wait is bounded by the \
          query timeout, or 30 s without one"
     )
+}
+
+impl Stamped for Slot {
+    fn stamps(&self) -> Stamps {
+        Slot::stamps(self)
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@
 //! | `db.system.name` | `postgresql` |
 //! | `db.namespace` | the database name |
 //! | `db.operation.name` | the client operation (`query`, `execute`, ...) |
-//! | `db.query.summary` | the named query's name (see [`crate::named`]); never parsed from SQL |
+//! | `db.query.summary` | the named query's name (see `pgpipe::named`); never parsed from SQL |
 //! | `db.query.text` | the SQL text, only after [`record_query_text`]`(true)`; parameter values are never recorded |
 //! | `server.address`, `server.port` | where the connection goes |
 //! | `db.response.status_code` | the SQLSTATE on a server error |
@@ -102,8 +102,10 @@
 #[cfg(feature = "metrics")]
 pub(crate) mod metrics;
 mod span;
+mod stamps;
 
-pub(crate) use span::{request_timing_enabled, sql_of, traced, with_summary, Op, Timing};
+pub(crate) use span::{request_timing_enabled, traced, with_summary, ConnInfo, Op, Timing};
+pub(crate) use stamps::{Stamped, Stamps};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -10,9 +10,8 @@ use std::time::Instant;
 use tracing::field::Empty;
 use tracing::Span;
 
+use super::stamps::Stamped;
 use crate::config::Host;
-use crate::driver::Slot;
-use crate::session::Session;
 use crate::Error;
 
 /// The target every pgpipe operation span is recorded under.
@@ -34,6 +33,39 @@ pub(crate) fn summary() -> Option<&'static str> {
     SUMMARY.try_with(|s| *s).ok()
 }
 
+/// What a span reads of the connection an operation runs on (the session
+/// implements it). Read only when a subscriber records the span, or for
+/// the pipeline depth metric.
+pub(crate) trait ConnInfo {
+    /// The database name (`db.namespace`), once known.
+    fn database(&self) -> Option<&str>;
+    /// Where the connection goes (`server.address`).
+    fn host(&self) -> &Host;
+    /// `server.port`.
+    fn port(&self) -> u16;
+    /// Requests in flight on the connection, this one included.
+    fn in_flight(&self) -> usize;
+}
+
+/// Handles hold their session behind an `Arc`.
+impl<T: ConnInfo + ?Sized> ConnInfo for std::sync::Arc<T> {
+    fn database(&self) -> Option<&str> {
+        (**self).database()
+    }
+
+    fn host(&self) -> &Host {
+        (**self).host()
+    }
+
+    fn port(&self) -> u16 {
+        (**self).port()
+    }
+
+    fn in_flight(&self) -> usize {
+        (**self).in_flight()
+    }
+}
+
 /// One operation: its span and, when someone records it, its start.
 pub(crate) struct Op {
     span: Span,
@@ -46,7 +78,7 @@ pub(crate) struct Op {
 }
 
 impl Op {
-    /// Opens the span of `operation` on the connection behind `shared`;
+    /// Opens the span of `operation` on the connection `shared`;
     /// `sql` is recorded only when [`record_query_text`](super::record_query_text) is on.
     ///
     /// Every field known now is given to the span as it is created (the
@@ -55,7 +87,7 @@ impl Op {
     #[inline]
     pub(crate) fn start(
         operation: &'static str,
-        shared: Option<&Session>,
+        shared: Option<&dyn ConnInfo>,
         sql: Option<&str>,
     ) -> Op {
         let span = tracing::debug_span!(
@@ -64,12 +96,12 @@ impl Op {
             otel.name = summary().unwrap_or(operation),
             otel.kind = "client",
             db.system.name = "postgresql",
-            db.namespace = shared.and_then(|s| s.database.get()).map(String::as_str),
+            db.namespace = shared.and_then(|s| s.database()),
             db.operation.name = operation,
             db.query.summary = summary(),
             db.query.text = sql.filter(|_| super::query_text_enabled()),
             server.address = shared.map(|s| tracing::field::display(Peer(s))),
-            server.port = shared.map(|s| s.cancel.port),
+            server.port = shared.map(|s| s.port()),
             db.response.status_code = Empty,
             error.type = Empty,
             db.response.returned_rows = Empty,
@@ -114,7 +146,7 @@ impl Op {
 
     /// Records the queue and server time of the operation's one request
     /// (a stream's, once it has ended), timed from the operation's start.
-    pub(crate) fn record_times(&self, slot: &Slot) {
+    pub(crate) fn record_times(&self, slot: &impl Stamped) {
         if let (Some(start), false) = (self.start, self.span.is_disabled()) {
             record_times(&self.span, start, slot);
         }
@@ -177,11 +209,11 @@ impl Op {
 }
 
 /// `server.address` of a connection, written only if a subscriber asks.
-struct Peer<'a>(&'a Session);
+struct Peer<'a>(&'a dyn ConnInfo);
 
 impl std::fmt::Display for Peer<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.0.cancel.host {
+        match self.0.host() {
             Host::Tcp(host) => f.write_str(host),
             Host::Unix(dir) => write!(f, "{}", dir.display()),
         }
@@ -219,11 +251,11 @@ impl Timing {
     /// The request was handed to the connection, with the requests of
     /// others in flight there counted.
     #[inline]
-    pub(crate) fn sent(mut self, shared: &Session) -> Timing {
+    pub(crate) fn sent(mut self, shared: &dyn ConnInfo) -> Timing {
         #[cfg(feature = "metrics")]
-        super::metrics::pipeline_depth(shared.outstanding());
+        super::metrics::pipeline_depth(shared.in_flight());
         if self.start.is_some() {
-            self.ahead = shared.outstanding().saturating_sub(1) as u64;
+            self.ahead = shared.in_flight().saturating_sub(1) as u64;
         }
         self
     }
@@ -231,7 +263,7 @@ impl Timing {
     /// The whole response was read: records the requests ahead and the
     /// queue and server times from the driver's stamps on `slot`.
     #[inline]
-    pub(crate) fn answered(self, slot: &Slot) {
+    pub(crate) fn answered(self, slot: &impl Stamped) {
         if let Some(start) = self.start {
             let span = Span::current();
             span.record("pgpipe.requests_ahead", self.ahead);
@@ -243,7 +275,7 @@ impl Timing {
 /// Records `pgpipe.queue_time_us` and `pgpipe.server_time_us` of a request
 /// made at `start` whose answer `slot` holds (nothing if the driver did
 /// not stamp it: the connection failed, or it was not timed).
-pub(crate) fn record_times(span: &Span, start: Instant, slot: &Slot) {
+pub(crate) fn record_times(span: &Span, start: Instant, slot: &impl Stamped) {
     let stamps = slot.stamps();
     let (Some(server_start), Some(done)) = (stamps.server_start(), stamps.done) else {
         return;
@@ -272,7 +304,7 @@ fn micros(d: std::time::Duration) -> u64 {
 #[inline]
 pub(crate) fn traced<T, F, R>(
     operation: &'static str,
-    shared: Option<&Session>,
+    shared: Option<&dyn ConnInfo>,
     sql: Option<&str>,
     rows: R,
     f: F,
@@ -314,12 +346,4 @@ where
         }
         Poll::Ready(result)
     }
-}
-
-/// The SQL text of a statement, for `db.query.text`.
-pub(crate) fn sql_of<'a>(statement: &crate::query::StatementRef<'a>) -> Option<&'a str> {
-    Some(match statement {
-        crate::query::StatementRef::Sql(sql) => sql,
-        crate::query::StatementRef::Prepared(stmt) => stmt.sql(),
-    })
 }

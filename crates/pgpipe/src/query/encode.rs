@@ -38,6 +38,14 @@ pub enum StatementRef<'a> {
     Prepared(&'a Statement),
 }
 
+/// The SQL text of a statement, for `db.query.text`.
+pub(crate) fn sql_of<'a>(statement: &StatementRef<'a>) -> Option<&'a str> {
+    Some(match statement {
+        StatementRef::Sql(sql) => sql,
+        StatementRef::Prepared(stmt) => stmt.sql(),
+    })
+}
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for str {}

@@ -9,7 +9,8 @@ use super::conn::ConnRef;
 use super::{send_query, Batch, FromRow, Row, RowStream, ToStatement};
 use crate::driver::NO_SESSION;
 use crate::error::ErrorKind;
-use crate::observe::{self, sql_of};
+use crate::observe;
+use crate::query::sql_of;
 use crate::Error;
 
 impl ConnRef {

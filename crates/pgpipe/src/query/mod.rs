@@ -31,7 +31,8 @@ pub(crate) use cache::StatementCache;
 pub(crate) use conn::ConnRef;
 pub(crate) use delegate::delegate_queries;
 pub(crate) use encode::{
-    bind_to, check_prepared, encode_error, encode_statement, send_query, send_query_with, Plan,
+    bind_to, check_prepared, encode_error, encode_statement, send_query, send_query_with, sql_of,
+    Plan,
 };
 pub use encode::{StatementRef, ToStatement};
 pub use from_row::FromRow;

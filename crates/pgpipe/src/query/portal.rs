@@ -55,7 +55,7 @@ impl ConnRef {
         crate::observe::traced(
             "bind_portal",
             Some(self.shared()),
-            crate::observe::sql_of(&statement),
+            crate::query::sql_of(&statement),
             |_| 0,
             bind,
         )

@@ -15,9 +15,11 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use pgpipe_proto::backend::Notification;
 
+use crate::config::Host;
 use crate::connect::CancelToken;
 use crate::driver::{Events, Shared};
 use crate::error::{DbError, ErrorKind};
+use crate::observe::ConnInfo;
 use crate::query::Column;
 use crate::types::TypeRegistry;
 
@@ -78,6 +80,24 @@ impl Deref for Session {
 
     fn deref(&self) -> &Shared {
         &self.driver
+    }
+}
+
+impl ConnInfo for Session {
+    fn database(&self) -> Option<&str> {
+        self.database.get().map(String::as_str)
+    }
+
+    fn host(&self) -> &Host {
+        &self.cancel.host
+    }
+
+    fn port(&self) -> u16 {
+        self.cancel.port
+    }
+
+    fn in_flight(&self) -> usize {
+        self.driver.outstanding()
     }
 }
 
