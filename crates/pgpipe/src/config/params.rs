@@ -4,9 +4,10 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::time::Duration;
 
-use super::{Config, ConfigError, Host, DEFAULT_PORT};
+use super::{fields, Config, ConfigError, Host, Secret, DEFAULT_PORT};
 
 /// libpq parameters that pgpipe recognizes but does not implement. Naming
 /// them separately turns a puzzling "unknown parameter" into a clear answer.
@@ -32,112 +33,97 @@ const UNSUPPORTED: &[&str] = &[
 /// default applies (libpq mostly behaves the same way, by treating empty
 /// values as absent later on).
 pub(super) fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), ConfigError> {
-    if value.is_empty() {
-        return unset(config, key);
+    // Accepted for libpq compatibility, checked, and not stored.
+    let checked_only = match key {
+        "client_encoding" => Some(check_client_encoding as fn(&str) -> Result<(), ConfigError>),
+        "gssencmode" => Some(check_gssencmode as fn(&str) -> Result<(), ConfigError>),
+        _ => None,
+    };
+    if let Some(check) = checked_only {
+        return if value.is_empty() {
+            Ok(())
+        } else {
+            check(value)
+        };
     }
-    match key {
-        "host" => config.hosts = parse_hosts(value),
-        "hostaddr" => config.hostaddrs = parse_hostaddrs(value)?,
-        "port" => config.ports = parse_ports(value)?,
-        "user" => config.user = Some(value.to_owned()),
-        "password" => config.password = Some(value.as_bytes().to_vec()),
-        "dbname" => config.dbname = Some(value.to_owned()),
-        "application_name" => config.application_name = Some(value.to_owned()),
-        "fallback_application_name" => config.fallback_application_name = Some(value.to_owned()),
-        "options" => config.options = Some(value.to_owned()),
-        "connect_timeout" => config.connect_timeout = Some(parse_seconds(key, value)?),
-        "require_auth" => config.require_auth = Some(value.parse()?),
-        "min_protocol_version" => config.min_protocol_version = Some(value.parse()?),
-        "max_protocol_version" => config.max_protocol_version = Some(value.parse()?),
-        "sslmode" => config.ssl_mode = Some(value.parse()?),
-        "target_session_attrs" => config.target_session_attrs = Some(value.parse()?),
-        "load_balance_hosts" => config.load_balance_hosts = Some(value.parse()?),
-        "keepalives" => config.keepalives = parse_bool(key, value)?,
-        "keepalives_idle" => config.keepalives_idle = Some(parse_seconds(key, value)?),
-        "keepalives_interval" => {
-            config.keepalives_interval = Some(parse_keepalive_interval(key, value)?)
-        }
-        "keepalives_count" => config.keepalives_count = Some(parse_keepalive_count(key, value)?),
-        "tcp_user_timeout" => config.tcp_user_timeout = Some(parse_millis(key, value)?),
-        "query_timeout" => config.query_timeout = Some(parse_millis(key, value)?),
-        "passfile" => config.passfile = Some(PathBuf::from(value)),
-        "client_encoding" => check_client_encoding(value)?,
-        "sslcert" => config.ssl_cert = Some(PathBuf::from(value)),
-        "sslkey" => config.ssl_key = Some(PathBuf::from(value)),
-        "sslrootcert" => config.ssl_root_cert = Some(PathBuf::from(value)),
-        "sslpassword" => config.ssl_password = Some(value.to_owned()),
-        "sslcrl" => config.ssl_crl = Some(PathBuf::from(value)),
-        "sslcrldir" => config.ssl_crl_dir = Some(PathBuf::from(value)),
-        "channel_binding" => config.channel_binding = Some(value.parse()?),
-        "sslnegotiation" => config.ssl_negotiation = Some(value.parse()?),
-        "gssencmode" => check_gssencmode(value)?,
-        "statement_cache_capacity" => {
-            config.statement_cache_capacity = parse_usize(key, value)?;
-        }
-        "query_mode" => config.query_mode = value.parse()?,
-        "coalesce_sync" => {
-            config.coalesce_sync = match value.trim() {
-                "1" | "on" | "true" | "yes" => true,
-                "0" | "off" | "false" | "no" => false,
-                _ => return Err(invalid_number(key, value, "on or off")),
-            }
-        }
-        "max_message_size" => config.max_message_size = parse_nonzero_usize(key, value)?,
-        "scram_max_iterations" => {
-            let n = parse_nonzero_usize(key, value)?;
-            config.scram_max_iterations =
-                u32::try_from(n).map_err(|_| invalid_number(key, value, "at most 4294967295"))?;
-        }
-        _ => return Err(unknown(key)),
+    let known = if value.is_empty() {
+        fields::unset_by_key(config, key)
+    } else {
+        fields::set_by_key(config, key, value)?
+    };
+    if known {
+        Ok(())
+    } else {
+        Err(unknown(key))
     }
-    Ok(())
 }
 
-fn unset(config: &mut Config, key: &str) -> Result<(), ConfigError> {
-    let fresh = Config::new();
-    match key {
-        "host" => config.hosts.clear(),
-        "hostaddr" => config.hostaddrs.clear(),
-        "port" => config.ports.clear(),
-        "user" => config.user = None,
-        "password" => config.password = None,
-        "dbname" => config.dbname = None,
-        "application_name" => config.application_name = None,
-        "fallback_application_name" => config.fallback_application_name = None,
-        "options" => config.options = None,
-        "connect_timeout" => config.connect_timeout = None,
-        "require_auth" => config.require_auth = None,
-        "min_protocol_version" => config.min_protocol_version = None,
-        "max_protocol_version" => config.max_protocol_version = None,
-        "sslmode" => config.ssl_mode = None,
-        "target_session_attrs" => config.target_session_attrs = None,
-        "load_balance_hosts" => config.load_balance_hosts = None,
-        "keepalives" => config.keepalives = fresh.keepalives,
-        "keepalives_idle" => config.keepalives_idle = None,
-        "keepalives_interval" => config.keepalives_interval = None,
-        "keepalives_count" => config.keepalives_count = None,
-        "tcp_user_timeout" => config.tcp_user_timeout = None,
-        "query_timeout" => config.query_timeout = None,
-        "coalesce_sync" => config.coalesce_sync = false,
-        "passfile" => config.passfile = None,
-        "client_encoding" | "gssencmode" => {}
-        "sslcert" => config.ssl_cert = None,
-        "sslkey" => config.ssl_key = None,
-        "sslrootcert" => config.ssl_root_cert = None,
-        "sslpassword" => config.ssl_password = None,
-        "sslcrl" => config.ssl_crl = None,
-        "sslcrldir" => config.ssl_crl_dir = None,
-        "channel_binding" => config.channel_binding = None,
-        "sslnegotiation" => config.ssl_negotiation = None,
-        "statement_cache_capacity" => {
-            config.statement_cache_capacity = fresh.statement_cache_capacity;
-        }
-        "query_mode" => config.query_mode = fresh.query_mode,
-        "max_message_size" => config.max_message_size = fresh.max_message_size,
-        "scram_max_iterations" => config.scram_max_iterations = fresh.scram_max_iterations,
-        _ => return Err(unknown(key)),
+// ---- the parsers the table names: (key, text) -> the field's value
+
+pub(super) fn hosts(_key: &str, value: &str) -> Result<Vec<Host>, ConfigError> {
+    Ok(parse_hosts(value))
+}
+
+pub(super) fn hostaddrs(_key: &str, value: &str) -> Result<Vec<Option<IpAddr>>, ConfigError> {
+    parse_hostaddrs(value)
+}
+
+pub(super) fn ports(_key: &str, value: &str) -> Result<Vec<u16>, ConfigError> {
+    parse_ports(value)
+}
+
+pub(super) fn text(_key: &str, value: &str) -> Result<Option<String>, ConfigError> {
+    Ok(Some(value.to_owned()))
+}
+
+pub(super) fn path(_key: &str, value: &str) -> Result<Option<PathBuf>, ConfigError> {
+    Ok(Some(PathBuf::from(value)))
+}
+
+pub(super) fn secret_bytes(
+    _key: &str,
+    value: &str,
+) -> Result<Option<Secret<Vec<u8>>>, ConfigError> {
+    Ok(Some(Secret::new(value.as_bytes().to_vec())))
+}
+
+pub(super) fn secret_text(_key: &str, value: &str) -> Result<Option<Secret<String>>, ConfigError> {
+    Ok(Some(Secret::new(value.to_owned())))
+}
+
+pub(super) fn keyword<T: FromStr<Err = ConfigError>>(
+    _key: &str,
+    value: &str,
+) -> Result<T, ConfigError> {
+    value.parse()
+}
+
+pub(super) fn some_keyword<T: FromStr<Err = ConfigError>>(
+    key: &str,
+    value: &str,
+) -> Result<Option<T>, ConfigError> {
+    keyword(key, value).map(Some)
+}
+
+pub(super) fn seconds(key: &str, value: &str) -> Result<Option<Duration>, ConfigError> {
+    parse_seconds(key, value).map(Some)
+}
+
+pub(super) fn millis(key: &str, value: &str) -> Result<Option<Duration>, ConfigError> {
+    parse_millis(key, value).map(Some)
+}
+
+pub(super) fn on_off(key: &str, value: &str) -> Result<bool, ConfigError> {
+    match value.trim() {
+        "1" | "on" | "true" | "yes" => Ok(true),
+        "0" | "off" | "false" | "no" => Ok(false),
+        _ => Err(invalid_number(key, value, "on or off")),
     }
-    Ok(())
+}
+
+pub(super) fn nonzero_u32(key: &str, value: &str) -> Result<u32, ConfigError> {
+    let n = nonzero_size(key, value)?;
+    u32::try_from(n).map_err(|_| invalid_number(key, value, "at most 4294967295"))
 }
 
 /// Whether the value of `key` is a secret that error messages must never
@@ -279,7 +265,7 @@ const MAX_KEEPALIVE_COUNT: u64 = 127;
 
 /// `keepalives_interval`: seconds (libpq's unit), whole seconds only since
 /// the socket option counts seconds.
-fn parse_keepalive_interval(key: &str, value: &str) -> Result<Duration, ConfigError> {
+pub(super) fn keepalive_interval(key: &str, value: &str) -> Result<Option<Duration>, ConfigError> {
     let interval = parse_seconds(key, value)?;
     if interval.subsec_nanos() != 0 {
         return Err(invalid_number(key, value, "whole seconds"));
@@ -291,10 +277,10 @@ fn parse_keepalive_interval(key: &str, value: &str) -> Result<Duration, ConfigEr
             "at most 32767 seconds (the system's limit)",
         ));
     }
-    Ok(interval)
+    Ok(Some(interval))
 }
 
-fn parse_keepalive_count(key: &str, value: &str) -> Result<u32, ConfigError> {
+pub(super) fn keepalive_count(key: &str, value: &str) -> Result<Option<u32>, ConfigError> {
     let count = parse_unsigned(key, value)?;
     if count > MAX_KEEPALIVE_COUNT {
         return Err(invalid_number(
@@ -303,22 +289,22 @@ fn parse_keepalive_count(key: &str, value: &str) -> Result<u32, ConfigError> {
             "at most 127 (the system's limit)",
         ));
     }
-    Ok(count as u32)
+    Ok(Some(count as u32))
 }
 
-fn parse_usize(key: &str, value: &str) -> Result<usize, ConfigError> {
+pub(super) fn size(key: &str, value: &str) -> Result<usize, ConfigError> {
     let n = parse_unsigned(key, value)?;
     usize::try_from(n).map_err(|_| invalid_number(key, value, "a smaller integer"))
 }
 
-fn parse_nonzero_usize(key: &str, value: &str) -> Result<usize, ConfigError> {
-    match parse_usize(key, value)? {
+pub(super) fn nonzero_size(key: &str, value: &str) -> Result<usize, ConfigError> {
+    match size(key, value)? {
         0 => Err(invalid_number(key, value, "a positive integer")),
         n => Ok(n),
     }
 }
 
-fn parse_bool(key: &str, value: &str) -> Result<bool, ConfigError> {
+pub(super) fn bool01(key: &str, value: &str) -> Result<bool, ConfigError> {
     match value.trim() {
         "1" => Ok(true),
         "0" => Ok(false),

@@ -739,7 +739,7 @@ fn debug_redacts_passwords() {
     let shown = format!("{c:?}");
     assert!(!shown.contains("hunter2"), "{shown}");
     assert!(!shown.contains("keypass"), "{shown}");
-    assert!(shown.contains("<redacted>"), "{shown}");
+    assert!(shown.contains("Secret(***)"), "{shown}");
     assert!(shown.contains("\"u\""), "{shown}");
 
     let r = resolve(&c, &FakeEnv::new());
@@ -749,7 +749,7 @@ fn debug_redacts_passwords() {
     assert!(!shown.contains("104, 117"), "{shown}"); // bytes of "hu"
     let shown = format!("{:?}", r.targets[0]);
     assert!(
-        !shown.contains("hunter2") && shown.contains("<redacted>"),
+        !shown.contains("hunter2") && shown.contains("Secret(***)"),
         "{shown}"
     );
 
@@ -877,6 +877,25 @@ fn debug_shows_every_field_and_no_secret() {
             assert!(!shown.contains(secret), "{secret} shown: {shown}");
         }
     }
+}
+
+#[test]
+fn every_table_key_parses_and_an_empty_value_restores_the_default() {
+    assert!(fields::KEYS.len() >= 36, "{:?}", fields::KEYS);
+    for key in fields::KEYS {
+        // Known to both string forms (an unknown key is an error).
+        assert_eq!(parse(&format!("{key}=")), Config::new(), "{key}");
+        assert_eq!(
+            parse(&format!("postgres://?{key}=")),
+            Config::new(),
+            "{key}"
+        );
+    }
+    let mut c = parse("sslmode=require keepalives=0 statement_cache_capacity=3 user=u");
+    for key in ["sslmode", "keepalives", "statement_cache_capacity", "user"] {
+        params::apply(&mut c, key, "").unwrap();
+    }
+    assert_eq!(c, Config::new());
 }
 
 // ------------------------------------------------------------- resolve
@@ -1224,30 +1243,45 @@ fn password_precedence() {
         .var("PGPASSWORD", "envpw")
         .pgpass("*:*:*:*:filepw\n");
     assert_eq!(
-        resolve(&parse("password=cfgpw"), &env).targets[0].password,
+        resolve(&parse("password=cfgpw"), &env).targets[0]
+            .password
+            .clone()
+            .map(Secret::into_inner),
         Some(b"cfgpw".to_vec())
     );
     assert_eq!(
-        resolve(&Config::new(), &env).targets[0].password,
+        resolve(&Config::new(), &env).targets[0]
+            .password
+            .clone()
+            .map(Secret::into_inner),
         Some(b"envpw".to_vec())
     );
     let env = FakeEnv::new().pgpass("*:*:*:*:filepw\n");
     assert_eq!(
-        resolve(&Config::new(), &env).targets[0].password,
+        resolve(&Config::new(), &env).targets[0]
+            .password
+            .clone()
+            .map(Secret::into_inner),
         Some(b"filepw".to_vec())
     );
     // An empty password counts as none given, as in libpq.
     let mut c = Config::new();
     c.password("");
     assert_eq!(
-        resolve(&c, &env).targets[0].password,
+        resolve(&c, &env).targets[0]
+            .password
+            .clone()
+            .map(Secret::into_inner),
         Some(b"filepw".to_vec())
     );
 }
 
 fn pgpass_password(config: &str, pgpass: &str) -> Option<Vec<u8>> {
     let env = FakeEnv::new().pgpass(pgpass);
-    resolve(&parse(config), &env).targets[0].password.clone()
+    resolve(&parse(config), &env).targets[0]
+        .password
+        .clone()
+        .map(Secret::into_inner)
 }
 
 #[test]
@@ -1291,7 +1325,11 @@ db2:*:*:alice:two
 fn pgpass_per_target() {
     let env = FakeEnv::new().pgpass("a:*:*:*:pa\nb:5433:*:*:pb\n");
     let r = resolve(&parse("host=a,b,c port=5432,5433,5434"), &env);
-    let got: Vec<_> = r.targets.iter().map(|t| t.password.clone()).collect();
+    let got: Vec<_> = r
+        .targets
+        .iter()
+        .map(|t| t.password.clone().map(Secret::into_inner))
+        .collect();
     assert_eq!(got, vec![Some(b"pa".to_vec()), Some(b"pb".to_vec()), None]);
 }
 
@@ -1383,7 +1421,10 @@ fn pgpass_non_utf8_password() {
         (b"*:*:*:*:\xff\xfe\n".to_vec(), Some(0o600)),
     );
     assert_eq!(
-        resolve(&Config::new(), &env).targets[0].password,
+        resolve(&Config::new(), &env).targets[0]
+            .password
+            .clone()
+            .map(Secret::into_inner),
         Some(vec![0xff, 0xfe])
     );
 }
@@ -1399,27 +1440,42 @@ fn pgpass_file_location() {
         .file("/cfg/pass", contents, Some(0o600))
         .var("PGPASSFILE", "/env/pass");
     assert_eq!(
-        resolve(&parse("passfile=/cfg/pass"), &env).targets[0].password,
+        resolve(&parse("passfile=/cfg/pass"), &env).targets[0]
+            .password
+            .clone()
+            .map(Secret::into_inner),
         Some(b"pw".to_vec())
     );
     assert_eq!(
-        resolve(&Config::new(), &env).targets[0].password,
+        resolve(&Config::new(), &env).targets[0]
+            .password
+            .clone()
+            .map(Secret::into_inner),
         Some(b"env".to_vec())
     );
     let env = FakeEnv::new()
         .home("/home/u")
         .file("/home/u/.pgpass", "*:*:*:*:home\n", Some(0o600));
     assert_eq!(
-        resolve(&Config::new(), &env).targets[0].password,
+        resolve(&Config::new(), &env).targets[0]
+            .password
+            .clone()
+            .map(Secret::into_inner),
         Some(b"home".to_vec())
     );
     // A missing file, or no home directory, is fine.
     assert_eq!(
-        resolve(&parse("passfile=/nope"), &env).targets[0].password,
+        resolve(&parse("passfile=/nope"), &env).targets[0]
+            .password
+            .clone()
+            .map(Secret::into_inner),
         None
     );
     assert_eq!(
-        resolve(&Config::new(), &FakeEnv::new()).targets[0].password,
+        resolve(&Config::new(), &FakeEnv::new()).targets[0]
+            .password
+            .clone()
+            .map(Secret::into_inner),
         None
     );
 }
@@ -1453,7 +1509,7 @@ fn pgpass_not_read_when_password_given() {
     assert!(r
         .targets
         .iter()
-        .all(|t| t.password.as_deref() == Some(&b"given"[..])));
+        .all(|t| t.password.as_ref().map(|p| p.expose().as_slice()) == Some(&b"given"[..])));
 }
 
 #[test]

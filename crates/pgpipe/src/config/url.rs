@@ -5,7 +5,7 @@
 //! the path ends the user info (so an unencoded `@` in a password works),
 //! a query value may contain `=`, and empty query items (`&&`) are skipped.
 
-use super::{params, Config, ConfigError, Host, SslMode};
+use super::{params, Config, ConfigError, Host, Secret, SslMode};
 
 const SCHEMES: [&str; 2] = ["postgresql://", "postgres://"];
 
@@ -100,7 +100,7 @@ pub(super) fn parse(url: &str, rest: &str) -> Result<Config, ConfigError> {
         if let Some(password) = password {
             let password = decode(password, "password")?;
             if !password.is_empty() {
-                config.password = Some(password);
+                config.password = Some(Secret::new(password));
             }
         }
     }
@@ -229,7 +229,7 @@ fn apply_query_item(config: &mut Config, item: &str) -> Result<(), ConfigError> 
     let value = decode(value, &what)?;
     if key == "password" {
         // Passwords stay bytes: they need not be UTF-8.
-        config.password = (!value.is_empty()).then_some(value);
+        config.password = (!value.is_empty()).then(|| Secret::new(value));
         return Ok(());
     }
     let value = String::from_utf8(value)

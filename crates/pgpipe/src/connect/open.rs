@@ -278,7 +278,7 @@ async fn attempt(
     let session = handshake(
         &mut socket,
         config,
-        target.password.as_deref(),
+        target.password.as_ref().map(|p| p.expose().as_slice()),
         encoder,
         decoder,
     )
