@@ -1,14 +1,14 @@
 //! The LISTEN/NOTIFY methods of [`Client`].
 
 use super::subscription::{Notifications, Owner};
-use super::{check_channel, listen_sql, DEFAULT_BUFFER};
+use super::{check_channel, listen_sql, Hub, DEFAULT_BUFFER};
 use crate::query::ConnRef;
 use crate::Error;
 
 impl ConnRef {
     /// What [`Client::notifications`](crate::Client::notifications) runs.
     pub(crate) fn notifications(&self) -> Notifications {
-        let hub = self.shared().notifications.hub(false);
+        let hub = self.shared().notifications.sink(|| Hub::new(false));
         let (sub, _) = hub.subscribe(None, DEFAULT_BUFFER);
         close_if_gone(self, &hub);
         Notifications::new(sub, hub, Owner::Nobody)
@@ -22,7 +22,7 @@ impl ConnRef {
 
     async fn listen_untraced(&self, channel: &str) -> Result<Notifications, Error> {
         check_channel(channel)?;
-        let hub = self.shared().notifications.hub(false);
+        let hub = self.shared().notifications.sink(|| Hub::new(false));
         let (sub, fresh) = hub.subscribe(Some(&[channel.to_owned()]), DEFAULT_BUFFER);
         close_if_gone(self, &hub);
         let subscription = Notifications::new(sub, hub, Owner::Client(self.shared().clone()));

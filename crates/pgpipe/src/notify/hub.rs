@@ -11,6 +11,7 @@ use std::task::{Context, Poll, Waker};
 
 use super::event::{Event, GapReason, Notification};
 use crate::error::ErrorKind;
+use crate::session::NotificationSink;
 use crate::Error;
 
 /// Counters shared by a hub's subscribers (see [`ListenerStats`](crate::ListenerStats)).
@@ -279,5 +280,23 @@ impl Hub {
         {
             sub.close(kind, reason);
         }
+    }
+}
+
+impl NotificationSink for Hub {
+    fn route(&self, n: &pgpipe_proto::backend::Notification) {
+        self.deliver(Notification::new(n.channel(), n.payload(), n.process_id));
+    }
+
+    /// Subscriptions bound to the connection end with `reason`; a
+    /// listener's hub carries on with its next connection.
+    fn connection_closed(&self, kind: ErrorKind, reason: &str) {
+        if !self.survives_reconnects {
+            self.close(kind, reason);
+        }
+    }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
+        self
     }
 }

@@ -296,7 +296,7 @@ async fn open(config: &Config, hub: &Arc<Hub>) -> Result<Live, Error> {
         }
         let _ = done.send(());
     });
-    client.shared().notifications.set_hub(hub.clone());
+    client.shared().notifications.set_sink(hub.clone());
     let channels = hub.channels();
     if !channels.is_empty() {
         client.batch_execute(&listen_sql(&channels)?).await?;

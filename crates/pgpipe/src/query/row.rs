@@ -12,65 +12,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use pgpipe_proto::backend::Field;
-use pgpipe_types::{Decode, Oid, Type, WrongType};
+use pgpipe_types::{Decode, WrongType};
 
 use crate::error::ErrorKind;
-use crate::types::TypeRegistry;
+use crate::types::column::Column;
 use crate::Error;
-
-/// Metadata of one result column.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Column {
-    name: String,
-    type_: Type,
-    table_oid: Option<Oid>,
-    column_id: Option<i16>,
-    type_modifier: i32,
-}
-
-impl Column {
-    /// A column as described; user-defined types come from the registry
-    /// when it knows them.
-    pub(crate) fn from_field(field: &Field<'_>, types: &TypeRegistry) -> Column {
-        Column {
-            name: field.name.to_owned(),
-            type_: types.get(field.type_oid),
-            table_oid: (field.table_oid != 0).then_some(field.table_oid),
-            column_id: (field.column_id != 0).then_some(field.column_id),
-            type_modifier: field.type_modifier,
-        }
-    }
-
-    /// The same column with its type described.
-    pub(crate) fn with_type(&self, type_: Type) -> Column {
-        Column {
-            type_,
-            ..self.clone()
-        }
-    }
-
-    /// The column's name (or alias).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-    /// The column's PostgreSQL type.
-    pub fn type_(&self) -> &Type {
-        &self.type_
-    }
-    /// OID of the table the column comes from, if it comes from one.
-    pub fn table_oid(&self) -> Option<Oid> {
-        self.table_oid
-    }
-    /// Attribute number of the column in that table.
-    pub fn column_id(&self) -> Option<i16> {
-        self.column_id
-    }
-    /// The type modifier (e.g. the length of a `varchar(n)`), -1 if none.
-    pub fn type_modifier(&self) -> i32 {
-        self.type_modifier
-    }
-}
 
 /// Something that selects a column: its position (`usize`) or its name
 /// (`&str`).
@@ -95,7 +41,7 @@ impl RowIndex for usize {
 
 impl RowIndex for str {
     fn index(&self, columns: &[Column]) -> Option<usize> {
-        columns.iter().position(|c| c.name == self)
+        columns.iter().position(|c| c.name() == self)
     }
 }
 
@@ -335,7 +281,7 @@ fn wrong_type(i: usize, column: &Column, rust_type: &'static str) -> Error {
     };
     Error::new(
         ErrorKind::Decode,
-        format!("column {} ({:?}){hint}", i, column.name),
+        format!("column {} ({:?}){hint}", i, column.name()),
     )
     .with_source(WrongType {
         pg_type: ty.clone(),
@@ -356,7 +302,7 @@ fn undecodable(
         format!(
             "column {} ({:?}) of type {} as {rust_type}",
             i,
-            column.name,
+            column.name(),
             column.type_()
         ),
     )
@@ -369,10 +315,10 @@ impl fmt::Debug for Row {
         for (i, c) in self.columns.iter().enumerate() {
             match self.raw(i) {
                 Ok(Some(v)) => {
-                    list.entry(&c.name, &format_args!("<{} bytes of {}>", v.len(), c.type_))
+                    list.entry(&c.name(), &format_args!("<{} bytes of {}>", v.len(), c.type_()))
                 }
-                Ok(None) => list.entry(&c.name, &format_args!("NULL")),
-                Err(_) => list.entry(&c.name, &format_args!("<malformed>")),
+                Ok(None) => list.entry(&c.name(), &format_args!("NULL")),
+                Err(_) => list.entry(&c.name(), &format_args!("<malformed>")),
             };
         }
         list.finish()

@@ -20,11 +20,11 @@ use crate::connect::CancelToken;
 use crate::driver::{Events, Shared};
 use crate::error::{DbError, ErrorKind};
 use crate::observe::ConnInfo;
-use crate::query::Column;
+use crate::types::column::Column;
 use crate::types::TypeRegistry;
 
 pub(crate) use drop_cancel::cancel_dropped;
-pub(crate) use notifications::{NoticeHandler, NotificationRoute};
+pub(crate) use notifications::{NoticeHandler, NotificationRoute, NotificationSink};
 
 /// One connection's session state, above its driver.
 pub(crate) struct Session {

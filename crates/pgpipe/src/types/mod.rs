@@ -5,6 +5,7 @@
 pub use pgpipe_types::*;
 
 mod catalog;
+pub(crate) mod column;
 mod registry;
 
 pub(crate) use catalog::{ParamTypes, Resolved};
