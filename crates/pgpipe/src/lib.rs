@@ -35,13 +35,13 @@ mod sql;
 mod transaction;
 pub mod types;
 
+pub use client::{connect, connect_with_driver};
 pub use client::{Client, ClientStats};
 pub use config::{
     ChannelBinding, Config, ConfigError, Host, LoadBalanceHosts, QueryMode, SslMode,
     SslNegotiation, TargetSessionAttrs,
 };
 pub use connect::CancelToken;
-pub use connect::{connect, connect_with_driver};
 pub use copy::{
     BinaryCopyWriter, CopyIn, CopyOut, CopyOutReader, CopyOutRows, OnConflict, ToRow, UpsertCounts,
 };

@@ -12,6 +12,7 @@ use crate::session::Session;
 use crate::Statement;
 use crate::{CancelToken, TransactionStatus};
 
+mod connect;
 mod copy;
 mod query;
 
@@ -20,6 +21,7 @@ mod session;
 mod stats;
 mod transaction;
 
+pub use connect::{connect, connect_with_driver};
 pub use stats::ClientStats;
 
 /// A connection to PostgreSQL.

@@ -1,9 +1,10 @@
-//! Opening a connection: resolving hosts, the startup handshake and
-//! authentication, multi-host and `target_session_attrs`.
+//! Opening an authenticated session: resolving hosts, the socket, TLS,
+//! the startup handshake and authentication; cancel requests.
 
 mod cancel;
-mod open;
+pub(crate) mod open;
 mod require_auth;
+mod socket;
 pub(crate) mod sslmode;
 mod startup;
 #[cfg(feature = "tls")]
@@ -13,5 +14,5 @@ mod x509;
 
 pub(crate) use cancel::CancelTls;
 pub use cancel::CancelToken;
-pub use open::{connect, connect_with_driver};
+pub(crate) use socket::Socket;
 pub(crate) use startup::handshake;

@@ -1,180 +1,41 @@
-//! Opening a connection: resolve the configuration, reach a host, run the
-//! handshake, start the driver.
+//! Opening one authenticated session: reach a host, negotiate TLS as
+//! `sslmode` asks, run the startup handshake. What the caller gets back is
+//! the stream and the startup facts; starting the driver is `client/`'s.
 
+#[cfg(feature = "tls")]
 use std::sync::Arc;
 
+use bytes::BytesMut;
 use pgpipe_proto::backend::Decoder;
 use pgpipe_proto::frontend::Encoder;
 use tokio::net::{TcpStream, UnixStream};
 
-use crate::config::{
-    Config, Host, LoadBalanceHosts, ProcessEnvironment, QueryMode, ResolvedConfig, Target,
-    TargetSessionAttrs,
-};
-use crate::connect::handshake;
+use crate::config::{Host, LoadBalanceHosts, QueryMode, ResolvedConfig, Target};
 use crate::connect::sslmode::{self, AttemptFailure, Transport};
-use crate::connect::{CancelTls, CancelToken};
-use crate::driver::Connection;
-use crate::driver::Shared;
-use crate::driver::Socket;
+use crate::connect::{handshake, CancelTls, CancelToken, Socket};
 use crate::error::ErrorKind;
-use crate::session::Session;
-use crate::{Client, Error, SimpleQueryMessage};
+use crate::Error;
 
-/// Connects to the server described by `url` (a `postgres://` URL or a
-/// `key=value` conninfo string) and spawns the connection driver on the
-/// current tokio runtime.
-///
-/// Values missing from the string come from the `PG*` environment variables
-/// and `~/.pgpass`, as with libpq.
-///
-/// ```no_run
-/// # async fn f() -> Result<(), pgpipe::Error> {
-/// let client = pgpipe::connect("postgres://app:secret@localhost/app").await?;
-/// let row = client.query_one("SELECT $1::int4 + 1", (41i32,)).await?;
-/// assert_eq!(row.get::<i32, _>(0), 42);
-/// # Ok(()) }
-/// ```
-///
-/// # Panics
-///
-/// Outside a tokio runtime (it spawns the driver); use
-/// [`connect_with_driver`] to run the driver yourself.
-pub async fn connect(url: &str) -> Result<Client, Error> {
-    Config::parse(url).map_err(Error::from)?.connect().await
+/// An authenticated session, ready for a driver.
+pub(crate) struct Opened {
+    pub(crate) socket: Socket,
+    /// The server's parameters (ParameterStatus) at startup.
+    pub(crate) parameters: std::collections::HashMap<String, String>,
+    /// Where and how to send a CancelRequest for this session.
+    pub(crate) cancel: CancelToken,
+    pub(crate) encoder: Encoder,
+    pub(crate) decoder: Decoder,
+    /// Bytes read past the handshake (normally none).
+    pub(crate) leftover: BytesMut,
 }
 
-/// Like [`connect`], but returns the connection driver instead of spawning
-/// it: poll it (e.g. spawn it on your executor) for the client to work.
-///
-/// # Drop behavior
-///
-/// The returned [`Connection`] is the connection: if it is dropped before
-/// it completes (dropped unpolled, its task aborted, or the runtime that
-/// runs it shut down), the connection ends at once, and every pending and
-/// every later request of the [`Client`] (and its clones) fails right away
-/// with an [`ErrorKind::Closed`] error
-/// ([`Error::is_closed`]), never hangs. A client used from another runtime
-/// than the driver's thus fails cleanly once that runtime is gone.
-pub async fn connect_with_driver(url: &str) -> Result<(Client, Connection), Error> {
-    Config::parse(url)
-        .map_err(Error::from)?
-        .connect_with_driver()
-        .await
-}
-
-impl Config {
-    /// Connects and spawns the driver on the current tokio runtime. See
-    /// [`connect`].
-    pub async fn connect(&self) -> Result<Client, Error> {
-        let (client, connection) = self.connect_with_driver().await?;
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!("connection closed with an error: {e}");
-            }
-        });
-        Ok(client)
+/// The hosts in the order to try them (`load_balance_hosts`).
+pub(crate) fn targets(resolved: &ResolvedConfig) -> Vec<&Target> {
+    let mut targets: Vec<&Target> = resolved.targets.iter().collect();
+    if resolved.load_balance_hosts == LoadBalanceHosts::Random {
+        shuffle(&mut targets);
     }
-
-    /// Connects and returns the driver for you to poll. See
-    /// [`connect_with_driver`].
-    pub async fn connect_with_driver(&self) -> Result<(Client, Connection), Error> {
-        let connect = self.connect_untraced();
-        crate::observe::traced("connect", None, None, |_| 0, connect).await
-    }
-
-    async fn connect_untraced(&self) -> Result<(Client, Connection), Error> {
-        let resolved = self.resolve(&ProcessEnvironment).map_err(Error::from)?;
-        check_supported(&resolved)?;
-        let mut targets: Vec<&Target> = resolved.targets.iter().collect();
-        if resolved.load_balance_hosts == LoadBalanceHosts::Random {
-            shuffle(&mut targets);
-        }
-        // prefer-standby: a standby if any host is one, else whatever answers.
-        let passes: &[TargetSessionAttrs] = match resolved.target_session_attrs {
-            TargetSessionAttrs::PreferStandby => {
-                &[TargetSessionAttrs::Standby, TargetSessionAttrs::Any]
-            }
-            ref other => std::slice::from_ref(other),
-        };
-        let mut failures = Vec::new();
-        for wanted in passes {
-            for target in &targets {
-                let (client, mut connection) = match connect_target(&resolved, target).await {
-                    Ok(pair) => pair,
-                    Err(e) => {
-                        failures.push(e);
-                        continue;
-                    }
-                };
-                match session_matches(&client, &mut connection, *wanted).await {
-                    Ok(true) => return Ok((client, connection)),
-                    // Dropping both closes the socket: the server sees EOF.
-                    Ok(false) => failures.push(Error::new(
-                        ErrorKind::Connect,
-                        format!(
-                            "{} does not match target_session_attrs={}",
-                            describe(target),
-                            wanted.as_str()
-                        ),
-                    )),
-                    Err(e) => failures.push(e.context(format!("checking {}", describe(target)))),
-                }
-            }
-        }
-        Err(combine(failures))
-    }
-}
-
-/// Whether a fresh session is what `wanted` asks for. PostgreSQL 14+
-/// reports `in_hot_standby` and `default_transaction_read_only` at startup;
-/// older servers are asked.
-async fn session_matches(
-    client: &Client,
-    connection: &mut Connection,
-    wanted: TargetSessionAttrs,
-) -> Result<bool, Error> {
-    if wanted == TargetSessionAttrs::Any {
-        return Ok(true);
-    }
-    let reported = (
-        client.parameter("in_hot_standby"),
-        client.parameter("default_transaction_read_only"),
-    );
-    let (hot_standby, read_only) = match reported {
-        (Some(hot), Some(ro)) => (hot == "on", ro == "on"),
-        _ => {
-            // The driver is not spawned yet: poll it while the query runs.
-            let ask = client.simple_query(
-                "SELECT pg_is_in_recovery()::text, current_setting('transaction_read_only')",
-            );
-            let rows = tokio::select! {
-                rows = ask => rows?,
-                end = &mut *connection => {
-                    end?;
-                    return Err(Error::closed());
-                }
-            };
-            let row = rows
-                .iter()
-                .find_map(|m| match m {
-                    SimpleQueryMessage::Row(r) => Some(r),
-                    _ => None,
-                })
-                .ok_or_else(|| Error::protocol("the session check returned no row"))?;
-            (
-                row.try_get(0)? == Some("true"),
-                row.try_get(1)? == Some("on"),
-            )
-        }
-    };
-    Ok(match wanted {
-        TargetSessionAttrs::Any => true,
-        TargetSessionAttrs::ReadWrite => !hot_standby && !read_only,
-        TargetSessionAttrs::ReadOnly => hot_standby || read_only,
-        TargetSessionAttrs::Primary => !hot_standby,
-        TargetSessionAttrs::Standby | TargetSessionAttrs::PreferStandby => hot_standby,
-    })
+    targets
 }
 
 /// Fisher-Yates with the standard library's per-process random hasher keys:
@@ -190,7 +51,7 @@ fn shuffle<T>(items: &mut [T]) {
     }
 }
 
-fn check_supported(config: &ResolvedConfig) -> Result<(), Error> {
+pub(crate) fn check_supported(config: &ResolvedConfig) -> Result<(), Error> {
     if config.query_mode == QueryMode::Simple {
         return Err(Error::new(
             ErrorKind::Config,
@@ -200,7 +61,8 @@ fn check_supported(config: &ResolvedConfig) -> Result<(), Error> {
     Ok(())
 }
 
-fn describe(target: &Target) -> String {
+/// A target as an address to show in messages.
+pub(crate) fn describe(target: &Target) -> String {
     match &target.host {
         Host::Tcp(h) if h.contains(':') => format!("[{h}]:{}", target.port),
         Host::Tcp(h) => format!("{h}:{}", target.port),
@@ -208,10 +70,9 @@ fn describe(target: &Target) -> String {
     }
 }
 
-async fn connect_target(
-    config: &ResolvedConfig,
-    target: &Target,
-) -> Result<(Client, Connection), Error> {
+/// Opens an authenticated session on `target`, trying the transports
+/// `sslmode` allows in turn.
+pub(crate) async fn open(config: &ResolvedConfig, target: &Target) -> Result<Opened, Error> {
     let where_ = describe(target);
     let unix = matches!(target.host, Host::Unix(_));
     let plan = sslmode::plan(config.ssl_mode, config.ssl_negotiation, unix);
@@ -249,7 +110,7 @@ async fn bounded_attempt(
     config: &ResolvedConfig,
     target: &Target,
     transport: Transport,
-) -> Result<(Client, Connection), AttemptFailure> {
+) -> Result<Opened, AttemptFailure> {
     let attempt = attempt(config, target, transport);
     match config.connect_timeout {
         Some(limit) if !limit.is_zero() => match tokio::time::timeout(limit, attempt).await {
@@ -270,12 +131,12 @@ async fn attempt(
     config: &ResolvedConfig,
     target: &Target,
     transport: Transport,
-) -> Result<(Client, Connection), AttemptFailure> {
+) -> Result<Opened, AttemptFailure> {
     let (mut socket, tls) = open_transport(config, target, transport).await?;
     let tls_used = socket.is_tls();
     let encoder = Encoder::default();
     let decoder = Decoder::new(config.max_message_size);
-    let session = handshake(
+    let startup = handshake(
         &mut socket,
         config,
         target.password.as_ref().map(|p| p.expose().as_slice()),
@@ -284,33 +145,22 @@ async fn attempt(
     )
     .await
     .map_err(|e| AttemptFailure::other(e, tls_used))?;
-    // Unnamed mode never creates a named statement: no cache at all.
-    let cache_capacity = match config.query_mode {
-        QueryMode::Unnamed => 0,
-        _ => config.statement_cache_capacity,
-    };
     let cancel = CancelToken {
         host: target.host.clone(),
         port: target.port,
-        process_id: session.process_id,
-        secret_key: session.secret_key,
+        process_id: startup.process_id,
+        secret_key: startup.secret_key,
         timeout: config.connect_timeout,
         tls: tls.filter(|_| tls_used),
     };
-    let (process_id, secret_key) = (cancel.process_id, cancel.legacy_secret_key());
-    let mut shared = Shared::new(
-        cache_capacity,
+    Ok(Opened {
+        socket,
+        parameters: startup.parameters,
+        cancel,
         encoder,
-        process_id,
-        secret_key,
-        config.query_timeout,
-    );
-    shared.coalesce = config.coalesce_sync;
-    let shared = Arc::new(shared);
-    let state = Arc::new(Session::new(shared.clone(), session.parameters, cancel));
-    let _ = state.database.set(config.dbname.clone());
-    let connection = Connection::new(socket, shared, state.clone(), decoder, session.leftover);
-    Ok((Client::new(state), connection))
+        decoder,
+        leftover: startup.leftover,
+    })
 }
 
 /// Connects and sets up the transport the attempt asks for.
@@ -500,7 +350,7 @@ fn configure_tcp(stream: &TcpStream, config: &ResolvedConfig) -> Result<(), Erro
 }
 
 /// One error for all the hosts that were tried.
-fn combine(mut failures: Vec<Error>) -> Error {
+pub(crate) fn combine(mut failures: Vec<Error>) -> Error {
     match failures.len() {
         0 => Error::new(ErrorKind::Config, "no host to connect to"),
         1 => failures.remove(0),

@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::config::{AuthMethod, ChannelBinding, ResolvedConfig};
 use crate::connect::require_auth;
-use crate::driver::Socket;
+use crate::connect::Socket;
 use crate::error::{message_name, DbError, ErrorKind};
 use crate::Error;
 

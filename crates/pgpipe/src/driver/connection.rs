@@ -22,7 +22,7 @@ use tokio::time::Sleep;
 use crate::driver::coalesce;
 use crate::driver::queue::{self, Queue};
 use crate::driver::Slot;
-use crate::driver::Socket;
+use crate::driver::Transport;
 use crate::driver::{Events, Shared};
 use crate::error::{DbError, ErrorKind};
 use crate::Error;
@@ -61,7 +61,9 @@ const TERMINATE_GRACE: Duration = Duration::from_secs(5);
 /// rolls back an open transaction when it sees the socket close.
 #[must_use = "the connection does nothing unless it is polled"]
 pub struct Connection {
-    socket: Socket,
+    socket: Box<dyn Transport>,
+    /// The stream is TLS: close it with close_notify after Terminate.
+    tls: bool,
     shared: Arc<Shared>,
     /// Where notices, notifications and parameter changes go.
     events: Arc<dyn Events>,
@@ -97,7 +99,8 @@ impl Connection {
     }
 
     pub(crate) fn new(
-        socket: Socket,
+        socket: Box<dyn Transport>,
+        tls: bool,
         shared: Arc<Shared>,
         events: Arc<dyn Events>,
         decoder: Decoder,
@@ -105,6 +108,7 @@ impl Connection {
     ) -> Connection {
         Connection {
             socket,
+            tls,
             shared,
             events,
             decoder,
@@ -385,7 +389,7 @@ impl Connection {
                 self.grace = Some(Box::pin(tokio::time::sleep(TERMINATE_GRACE)));
             }
             let wrote = self.poll_write(cx)?;
-            if terminating && self.out.is_empty() && !self.tls_closed && self.socket.is_tls() {
+            if terminating && self.out.is_empty() && !self.tls_closed && self.tls {
                 // Best effort: the server hangs up after Terminate anyway.
                 if Pin::new(&mut self.socket).poll_shutdown(cx).is_ready() {
                     self.tls_closed = true;

@@ -1,6 +1,6 @@
 //! The one task that owns the socket, and the plumbing every handle shares
 //! with it: the request queue and write buffer ([`Shared`]), the reply
-//! hand-off ([`Slot`], [`Responses`]), and the socket types.
+//! hand-off ([`Slot`], [`Responses`]), and the byte stream it owns.
 
 mod coalesce;
 mod connection;
@@ -12,7 +12,7 @@ mod queue;
 mod reservation;
 mod shared;
 mod slot;
-mod socket;
+mod transport;
 
 pub(crate) use coalesce::eligible_sql as coalescible;
 pub use connection::Connection;
@@ -20,4 +20,4 @@ pub(crate) use events::Events;
 pub(crate) use reservation::{Request, SessionEnd, SessionId, NO_SESSION};
 pub(crate) use shared::Shared;
 pub(crate) use slot::{Responses, Slot};
-pub(crate) use socket::Socket;
+pub(crate) use transport::Transport;

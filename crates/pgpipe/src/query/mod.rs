@@ -24,6 +24,7 @@ mod simple_query;
 mod statement;
 mod stream;
 
+pub use crate::types::column::Column;
 pub(crate) use abandon::cancel_abandoned;
 pub use batch::{Batch, BatchResult};
 pub use builder::{BuiltQuery, Ident, QueryBuilder, Separated, MAX_PARAMS};
@@ -41,7 +42,6 @@ pub(crate) use generic::{impl_generic_client, Lent, Sealed};
 pub use portal::Portal;
 pub(crate) use reply::{Event, Reply};
 pub(crate) use response::read_response;
-pub use crate::types::column::Column;
 pub use row::{Row, RowIndex};
 pub use row_batch::{RowBatch, RowRef};
 pub use simple_query::{SimpleQueryMessage, SimpleQueryRow};

@@ -314,9 +314,10 @@ impl fmt::Debug for Row {
         let mut list = f.debug_map();
         for (i, c) in self.columns.iter().enumerate() {
             match self.raw(i) {
-                Ok(Some(v)) => {
-                    list.entry(&c.name(), &format_args!("<{} bytes of {}>", v.len(), c.type_()))
-                }
+                Ok(Some(v)) => list.entry(
+                    &c.name(),
+                    &format_args!("<{} bytes of {}>", v.len(), c.type_()),
+                ),
                 Ok(None) => list.entry(&c.name(), &format_args!("NULL")),
                 Err(_) => list.entry(&c.name(), &format_args!("<malformed>")),
             };
