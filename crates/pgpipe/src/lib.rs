@@ -52,7 +52,6 @@ pub use notify::{
 };
 pub use pgpipe_proto::backend::TransactionStatus;
 pub use pool::{Pool, PoolConfig, PoolStats, PooledClient};
-pub use query::from_row;
 pub use query::MAX_PARAMS;
 pub use query::{
     Batch, BatchResult, BuiltQuery, Column, FromRow, GenericClient, Ident, Portal, QueryBuilder,

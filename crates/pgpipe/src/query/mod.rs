@@ -11,7 +11,7 @@ pub(crate) mod control;
 mod delegate;
 mod encode;
 mod exec;
-pub mod from_row;
+pub(crate) mod from_row;
 mod generic;
 mod portal;
 mod prepare;
