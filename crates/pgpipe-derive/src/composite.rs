@@ -77,7 +77,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
 
             fn accepts(&self, ty: &::pgpipe::types::Type) -> bool {
-                match ::pgpipe::types::composite_fields(ty) {
+                match ::pgpipe::__private::composite_fields(ty) {
                     ::core::option::Option::Some(__fields) if __fields.len() == #count => {
                         __fields.iter().all(|__field| match __field.name.as_str() {
                             #(#encode_accepts,)*
@@ -132,7 +132,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             #f: match #v {
                 ::core::option::Option::Some(__v) => __v,
                 ::core::option::Option::None => {
-                    return ::core::result::Result::Err(::pgpipe::types::missing_field(ty, #label, #target))
+                    return ::core::result::Result::Err(::pgpipe::__private::missing_field(ty, #label, #target))
                 }
             }
         }
@@ -140,7 +140,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let decode = quote! {
         impl #impl_generics ::pgpipe::types::Decode<#lifetime> for #ident #ty_generics #where_clause {
             fn accepts(ty: &::pgpipe::types::Type) -> bool {
-                match ::pgpipe::types::composite_fields(ty) {
+                match ::pgpipe::__private::composite_fields(ty) {
                     ::core::option::Option::Some(__fields) if __fields.len() == #count => {
                         __fields.iter().all(|__field| match __field.name.as_str() {
                             #(#decode_accepts,)*

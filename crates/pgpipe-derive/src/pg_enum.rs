@@ -87,7 +87,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
 
             fn accepts(&self, ty: &::pgpipe::types::Type) -> bool {
-                ::pgpipe::types::enum_accepts(ty, #pg_type, Self::__PG_LABELS)
+                ::pgpipe::__private::enum_accepts(ty, #pg_type, Self::__PG_LABELS)
             }
 
             fn accepts_all_values(&self, ty: &::pgpipe::types::Type) -> bool {
@@ -103,23 +103,23 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 let label = match self {
                     #(Self::#variants => #labels,)*
                 };
-                ::pgpipe::types::encode_enum_label(ty, label, #target, buf)
+                ::pgpipe::__private::encode_enum_label(ty, label, #target, buf)
             }
         }
 
         impl #dec_impl_generics ::pgpipe::types::Decode<#lifetime> for #ident #ty_generics #where_clause {
             fn accepts(ty: &::pgpipe::types::Type) -> bool {
-                ::pgpipe::types::enum_accepts(ty, #pg_type, Self::__PG_LABELS)
+                ::pgpipe::__private::enum_accepts(ty, #pg_type, Self::__PG_LABELS)
             }
 
             fn decode(
                 ty: &::pgpipe::types::Type,
                 raw: &#lifetime [u8],
             ) -> ::core::result::Result<Self, ::pgpipe::types::BoxError> {
-                match ::pgpipe::types::decode_enum_label(ty, raw)? {
+                match ::pgpipe::__private::decode_enum_label(ty, raw)? {
                     #(#labels => ::core::result::Result::Ok(Self::#variants),)*
                     __other => ::core::result::Result::Err(
-                        ::pgpipe::types::unknown_enum_label(ty, __other, #target),
+                        ::pgpipe::__private::unknown_enum_label(ty, __other, #target),
                     ),
                 }
             }

@@ -55,7 +55,8 @@ use crate::{BoxError, Decode, Encode, Field, IsNull, Kind, Type};
 /// anonymous `record` and a bare OID.
 ///
 /// ```
-/// use pgpipe_types::{composite_fields, Field, Kind, Type};
+/// use pgpipe_types::__private::composite_fields;
+/// use pgpipe_types::{Field, Kind, Type};
 ///
 /// let pair = Type::new(70000, "pair", "public", 0, Kind::Composite(vec![
 ///     Field { name: "a".into(), type_: Type::INT4 },

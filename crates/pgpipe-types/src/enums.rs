@@ -1,11 +1,12 @@
 //! PostgreSQL enum types. The binary format of an enum value is its label's
-//! UTF-8 text; these helpers add the checks `#[derive(PgEnum)]` (or a
-//! hand-written codec) needs: the type's name and labels, and unknown labels
-//! as errors that name them.
+//! UTF-8 text; these helpers add the checks `#[derive(PgEnum)]`'s code
+//! needs: the type's name and labels, and unknown labels as errors that
+//! name them. They are reached through the hidden `__private` module.
 //!
 //! ```
 //! use bytes::BytesMut;
-//! use pgpipe_types::{decode_enum_label, encode_enum_label, enum_accepts, Kind, Type};
+//! use pgpipe_types::__private::{decode_enum_label, encode_enum_label, enum_accepts};
+//! use pgpipe_types::{Kind, Type};
 //!
 //! let mood = Type::new(70010, "mood", "public", 70009,
 //!     Kind::Enum(vec!["sad".into(), "ok".into(), "happy".into()]));

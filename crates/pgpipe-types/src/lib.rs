@@ -52,15 +52,9 @@ mod xid;
 
 pub use array::{Array, ArrayError, Dimension};
 pub use bit::{BitString, BitStringError};
-pub use composite::{
-    composite_fields, missing_field, CompositeField, CompositeReader, CompositeWriter,
-};
+pub use composite::{CompositeField, CompositeReader, CompositeWriter};
 pub use datetime::{
     Date, Interval, RangeError, Time, TimeTz, Timestamp, TimestampTz, WithInfinity,
-};
-pub use enums::{
-    decode_enum_label, encode_enum_label, enum_accepts, enum_labels, missing_enum_labels,
-    unknown_enum_label,
 };
 pub use error::{BoxError, UnexpectedNull, WrongType};
 pub use geometric::{Circle, Line, LineSegment, Path, PgBox, Point, Polygon};
@@ -79,3 +73,7 @@ pub use traits::{Decode, Encode, StaticType, TypeRef};
 pub use tsvector::{Lexeme, TsVector, TsVectorError, Weight};
 pub use ty::{Field, Kind, Type};
 pub use xid::{Cid, Tid, Xid, Xid8};
+
+#[doc(hidden)]
+#[path = "derive_support.rs"]
+pub mod __private;

@@ -6,6 +6,10 @@
 pub use bytes::BytesMut;
 pub use pgpipe_proto::frontend::ParamWriter;
 pub use pgpipe_proto::EncodeError;
+pub use pgpipe_types::__private::{
+    composite_fields, decode_enum_label, encode_enum_label, enum_accepts, missing_field,
+    unknown_enum_label,
+};
 pub use pgpipe_types::encode_param;
 
 pub use crate::query::from_row::{check_column, column_index, non_null, FromRow};
