@@ -213,7 +213,9 @@ async fn pool_and_operation_metrics_after_a_known_workload() {
             .max_size(2)
             .min_idle(0)
             .acquire_timeout(Duration::from_millis(300));
-        let pool = Pool::connect_with(config, pool_config).await.unwrap();
+        let pool = Pool::connect_with_config(config, pool_config)
+            .await
+            .unwrap();
         for _ in 0..3 {
             let conn = pool.get().await.unwrap();
             conn.execute("SELECT 1", ()).await.unwrap();

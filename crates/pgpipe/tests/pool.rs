@@ -163,11 +163,60 @@ async fn an_exhausted_pool_times_out_saying_so() {
     .await
 }
 
+/// The four constructors (and the two old names kept for compatibility):
+/// all give a working pool; the `connect_lazy` ones open nothing, so only
+/// the eager ones notice an address where no server listens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(deprecated)]
+async fn every_constructor_gives_a_pool_and_only_eager_ones_connect() {
+    bounded(async {
+        let db = database("pool_constructors");
+        let pools = [
+            Pool::connect(&url(&db, "")).await.unwrap(),
+            Pool::connect_with_config(config(&db), PoolConfig::new())
+                .await
+                .unwrap(),
+            Pool::connect_lazy(&url(&db, "")).unwrap(),
+            Pool::connect_lazy_with_config(config(&db), PoolConfig::new()).unwrap(),
+            Pool::connect_with(config(&db), PoolConfig::new())
+                .await
+                .unwrap(),
+            Pool::new(config(&db), PoolConfig::new()).unwrap(),
+        ];
+        for (i, pool) in pools.iter().enumerate() {
+            let eager = matches!(i, 0 | 1 | 4);
+            // An eager pool kept the connection it opened; a lazy one has none yet.
+            assert_eq!(pool.stats().size > 0, eager, "pool {i}: {:?}", pool.stats());
+            let one: i32 = pool.query_one("SELECT 1", ()).await.unwrap().get(0);
+            assert_eq!(one, 1, "pool {i}");
+            pool.close();
+        }
+
+        // Port 1 on the loopback: nothing listens there.
+        let dead = "postgres://app@127.0.0.1:1/app?connect_timeout=5&pool_acquire_timeout=5000";
+        let dead_config =
+            || pgpipe::Config::parse("postgres://app@127.0.0.1:1/app?connect_timeout=5").unwrap();
+        assert!(Pool::connect(dead).await.is_err());
+        assert!(Pool::connect_with_config(dead_config(), PoolConfig::new())
+            .await
+            .is_err());
+        let lazy = [
+            Pool::connect_lazy(dead).unwrap(),
+            Pool::connect_lazy_with_config(dead_config(), PoolConfig::new()).unwrap(),
+        ];
+        for pool in lazy {
+            assert_eq!(pool.stats().size, 0, "{:?}", pool.stats());
+            pool.close();
+        }
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_backends_are_replaced() {
     bounded(async {
         let db = database("pool_kill");
-        let pool = Pool::connect_with(
+        let pool = Pool::connect_with_config(
             config(&db),
             PoolConfig::new().max_size(4).shared_connections(1),
         )
@@ -307,7 +356,7 @@ async fn ten_thousand_cancelled_acquires_leak_nothing() {
     bounded(async {
         let db = database("pool_cancel");
         const MAX: usize = 4;
-        let pool = Pool::connect_with(
+        let pool = Pool::connect_with_config(
             config(&db),
             PoolConfig::new()
                 .max_size(MAX)
@@ -392,14 +441,16 @@ async fn min_idle_is_kept_and_old_connections_retire() {
         let db = database("pool_upkeep");
 
         // min_idle fills in the background.
-        let pool = Pool::new(config(&db), PoolConfig::new().max_size(5).min_idle(3)).unwrap();
+        let pool =
+            Pool::connect_lazy_with_config(config(&db), PoolConfig::new().max_size(5).min_idle(3))
+                .unwrap();
         let p = pool.clone();
         eventually("min_idle connections", move || p.stats().idle >= 3).await;
         assert!(pool.stats().size <= 5);
         pool.close();
 
         // idle_timeout retires idle connections.
-        let pool = Pool::new(
+        let pool = Pool::connect_lazy_with_config(
             config(&db),
             PoolConfig::new()
                 .max_size(4)
@@ -420,7 +471,7 @@ async fn min_idle_is_kept_and_old_connections_retire() {
         .await;
 
         // ... but keeps min_idle.
-        let pool = Pool::new(
+        let pool = Pool::connect_lazy_with_config(
             config(&db),
             PoolConfig::new()
                 .max_size(4)
@@ -439,7 +490,7 @@ async fn min_idle_is_kept_and_old_connections_retire() {
 
         // max_lifetime retires idle connections, and checked-out ones on
         // their return.
-        let pool = Pool::new(
+        let pool = Pool::connect_lazy_with_config(
             config(&db),
             PoolConfig::new()
                 .max_size(4)
@@ -582,7 +633,7 @@ async fn generic_client_is_implemented_by_client_and_pool() {
 async fn two_concurrent_statements_get_two_backends() {
     bounded(async {
         let db = database("pool_lane_pair");
-        let pool = Pool::connect_with(
+        let pool = Pool::connect_with_config(
             config(&db),
             PoolConfig::new().max_size(4).shared_connections(2),
         )

@@ -52,7 +52,7 @@ impl PgpipeDb {
         if pool_config.get_max_size() == defaults.get_max_size() {
             pool_config = pool_config.max_size(pool_size.max(1));
         }
-        let pool = Pool::connect_with(config, pool_config).await?;
+        let pool = Pool::connect_with_config(config, pool_config).await?;
         Ok(PgpipeDb { pool })
     }
 

@@ -82,7 +82,7 @@
 //! `pool_max_lifetime` (s), `pool_health_check_after` (ms) and
 //! `pool_shared_connections` from the query of a `postgres://` URL and
 //! hands the rest to [`Config::parse`](crate::Config::parse). With a
-//! `key=value` string, use [`Pool::connect_with`] and a [`PoolConfig`].
+//! `key=value` string, use [`Pool::connect_with_config`] and a [`PoolConfig`].
 
 mod config;
 mod generic;

@@ -53,6 +53,12 @@ impl PoolConfig {
 }
 
 impl Pool {
+    // The constructors form a grid: `connect` opens one connection before
+    // returning (a wrong address or password fails here), `connect_lazy`
+    // opens none; each takes a connection string, or with `_with_config` a
+    // `Config` and a `PoolConfig` built in code (sqlx's `PgPoolOptions`
+    // names them alike).
+
     /// Creates a pool from a connection string (see
     /// [`PoolConfig::from_url`]) and opens one connection, so that a wrong
     /// address or password shows up here rather than at the first query.
@@ -66,35 +72,76 @@ impl Pool {
     /// ```
     pub async fn connect(url: &str) -> Result<Pool, Error> {
         let (config, pool_config) = PoolConfig::from_url(url).map_err(Error::from)?;
-        Pool::connect_with(config, pool_config).await
+        Pool::connect_with_config(config, pool_config).await
     }
 
     /// Like [`connect`](Self::connect), from a [`Config`] and a
     /// [`PoolConfig`] built in code.
-    pub async fn connect_with(config: Config, pool_config: PoolConfig) -> Result<Pool, Error> {
-        let pool = Pool::new(config, pool_config)?;
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), pgpipe::Error> {
+    /// use pgpipe::{Config, Pool, PoolConfig};
+    ///
+    /// let mut config = Config::new();
+    /// config.host("localhost").user("app").dbname("app");
+    /// let pool = Pool::connect_with_config(config, PoolConfig::new().max_size(16)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect_with_config(
+        config: Config,
+        pool_config: PoolConfig,
+    ) -> Result<Pool, Error> {
+        let pool = Pool::connect_lazy_with_config(config, pool_config)?;
         // Returned untouched: it goes back to the idle list as it is.
         drop(pool.get().await?);
         Ok(pool)
     }
 
-    /// Creates a pool without opening any connection (`min_idle` ones open
-    /// in the background). Must be called inside a tokio runtime.
+    /// Creates a pool from a connection string without opening any
+    /// connection (`min_idle` ones open in the background); a wrong address
+    /// or password shows up at the first query. Must be called inside a
+    /// tokio runtime.
     ///
     /// # Errors
     ///
     /// Invalid settings (kind [`Config`](ErrorKind::Config)), or no tokio
     /// runtime (kind [`InvalidUse`](ErrorKind::InvalidUse)).
-    pub fn new(config: Config, pool_config: PoolConfig) -> Result<Pool, Error> {
+    pub fn connect_lazy(url: &str) -> Result<Pool, Error> {
+        let (config, pool_config) = PoolConfig::from_url(url).map_err(Error::from)?;
+        Pool::connect_lazy_with_config(config, pool_config)
+    }
+
+    /// Like [`connect_lazy`](Self::connect_lazy), from a [`Config`] and a
+    /// [`PoolConfig`] built in code.
+    ///
+    /// # Errors
+    ///
+    /// Invalid settings (kind [`Config`](ErrorKind::Config)), or no tokio
+    /// runtime (kind [`InvalidUse`](ErrorKind::InvalidUse)).
+    pub fn connect_lazy_with_config(
+        config: Config,
+        pool_config: PoolConfig,
+    ) -> Result<Pool, Error> {
         Ok(Pool {
             inner: PoolInner::start(config, pool_config)?,
         })
     }
 
-    /// Like [`new`](Self::new), from a connection string.
-    pub fn connect_lazy(url: &str) -> Result<Pool, Error> {
-        let (config, pool_config) = PoolConfig::from_url(url).map_err(Error::from)?;
-        Pool::new(config, pool_config)
+    /// The old name of [`connect_with_config`](Self::connect_with_config).
+    #[deprecated(note = "use Pool::connect_with_config")]
+    pub async fn connect_with(config: Config, pool_config: PoolConfig) -> Result<Pool, Error> {
+        Pool::connect_with_config(config, pool_config).await
+    }
+
+    /// The old name of
+    /// [`connect_lazy_with_config`](Self::connect_lazy_with_config).
+    ///
+    /// # Errors
+    ///
+    /// As [`connect_lazy_with_config`](Self::connect_lazy_with_config).
+    #[deprecated(note = "use Pool::connect_lazy_with_config")]
+    pub fn new(config: Config, pool_config: PoolConfig) -> Result<Pool, Error> {
+        Pool::connect_lazy_with_config(config, pool_config)
     }
 
     /// Checks out a connection for exclusive use, waiting (in FIFO order)
