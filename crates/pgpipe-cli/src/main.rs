@@ -7,19 +7,32 @@
 //! `file:line` and exits with status 1 if there is any (2 for bad usage),
 //! so a CI job can run it after migrations.
 //!
+//! `pgpipe-cli migrate apply [--url URL] [--target VERSION] [--grouped] DIR`
+//! and `pgpipe-cli migrate status [--url URL] DIR` run a folder of
+//! refinery migrations (see `migrate.rs`).
+//!
 //! The URL may also come from `DATABASE_URL`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod migrate;
+
 const USAGE: &str = "usage: pgpipe-cli check [--url URL] PATH...\n\
+  \x20      pgpipe-cli migrate apply [--url URL] [--target VERSION] [--grouped] DIR\n\
+  \x20      pgpipe-cli migrate status [--url URL] DIR\n\
   PATH: .sql files or directories of them (searched recursively)\n\
+  DIR: a folder of refinery migrations, V{version}__{name}.sql\n\
   URL: a postgres:// URL (default: $DATABASE_URL)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match parse_args(&args) {
         Ok(Command::Check { url, paths }) => run_check(&url, &paths),
+        Ok(Command::Migrate(command)) => match runtime() {
+            Ok(rt) => rt.block_on(migrate::run(command)),
+            Err(code) => code,
+        },
         Ok(Command::Help) => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -34,6 +47,7 @@ fn main() -> ExitCode {
 #[derive(Debug, PartialEq)]
 enum Command {
     Check { url: String, paths: Vec<PathBuf> },
+    Migrate(migrate::Migrate),
     Help,
 }
 
@@ -41,6 +55,7 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
     let mut it = args.iter();
     match it.next().map(String::as_str) {
         Some("check") => {}
+        Some("migrate") => return migrate::parse_args(&args[1..]).map(Command::Migrate),
         Some("-h" | "--help" | "help") => return Ok(Command::Help),
         Some(other) => return Err(format!("unknown command {other:?}")),
         None => return Err("no command given".to_owned()),
@@ -115,15 +130,9 @@ fn run_check(url: &str, paths: &[PathBuf]) -> ExitCode {
             }
         }
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("pgpipe-cli: cannot start a runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let report = runtime.block_on(async {
         let client = pgpipe::connect(url).await?;
@@ -143,6 +152,16 @@ fn run_check(url: &str, paths: &[PathBuf]) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("pgpipe-cli: cannot start a runtime: {e}");
+            ExitCode::FAILURE
+        })
 }
 
 #[cfg(test)]

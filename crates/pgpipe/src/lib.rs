@@ -25,6 +25,8 @@ mod connect;
 mod copy;
 mod driver;
 mod error;
+#[cfg(feature = "refinery")]
+pub mod migrate;
 pub mod named;
 mod notify;
 pub mod observe;
