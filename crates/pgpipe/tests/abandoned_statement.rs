@@ -3,18 +3,16 @@
 //! it is alone on its connection outside a transaction, against a real
 //! server; with other requests pipelined behind it, it is never cancelled
 //! (a cancel could hit them) and the neighbours get their own answers.
+//! Without the cancel the abandoned statements run for a minute or more,
+//! far past `eventually`'s bound.
 
 mod common;
 
 use std::future::Future;
 use std::time::Duration;
 
-use common::{bounded, connect, database};
+use common::{backend_activity as activity, bounded, connect, database, eventually};
 use pgpipe::{Client, GenericClient};
-
-/// Generous bound for the server to show the expected state: the cancel
-/// takes milliseconds, the abandoned statements minutes.
-const STATE_BOUND: Duration = Duration::from_secs(10);
 
 /// Far longer than every bound here.
 const LONG_SLEEP: &str = "SELECT pg_sleep(60)";
@@ -23,34 +21,6 @@ const LONG_SLEEP: &str = "SELECT pg_sleep(60)";
 // In the select list, so that rows stream (in FROM, the function's whole
 // result would be materialized first).
 const ENDLESS_ROWS: &str = "SELECT generate_series(1, 2000000000) AS g, repeat('x', 100)";
-
-/// Polls `check` every 20 ms until it holds; panics after [`STATE_BOUND`].
-async fn within_bound<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + STATE_BOUND;
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "not within {STATE_BOUND:?}: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// The server's view of a backend: its state and current query.
-async fn activity(observer: &Client, pid: i32) -> (String, String) {
-    let row = observer
-        .query_one(
-            "SELECT coalesce(state, ''), coalesce(query, '') FROM pg_stat_activity WHERE pid = $1",
-            (pid,),
-        )
-        .await
-        .unwrap();
-    (row.get(0), row.get(1))
-}
 
 async fn pid_of(client: &impl GenericClient) -> i32 {
     client
@@ -70,7 +40,7 @@ async fn drop_once_running<T>(
 ) {
     tokio::select! {
         _ = work => panic!("the abandoned statement ended early"),
-        _ = within_bound("the statement runs on the server", || async {
+        _ = eventually("the statement runs on the server", || async {
             let (state, query) = activity(observer, pid).await;
             state == "active" && query.contains(marker)
         }) => {}
@@ -80,7 +50,7 @@ async fn drop_once_running<T>(
 /// The backend went back to idle (its statement ended) and the connection
 /// still answers correctly.
 async fn assert_ended_and_usable(observer: &Client, pid: i32, client: &impl GenericClient) {
-    within_bound("the abandoned statement ended on the server", || async {
+    eventually("the abandoned statement ended on the server", || async {
         activity(observer, pid).await.0 == "idle"
     })
     .await;

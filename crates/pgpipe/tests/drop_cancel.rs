@@ -8,7 +8,7 @@ mod common;
 use std::future::Future;
 use std::time::Duration;
 
-use common::{bounded, connect, database};
+use common::{backend_activity as activity, bounded, connect, database};
 use pgpipe::{Client, Pool};
 use pgpipe_testkit::{AuthRole, TestDatabase};
 
@@ -45,18 +45,6 @@ where
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-/// The server's view of a backend: its state and current query.
-async fn activity(observer: &Client, pid: i32) -> (String, String) {
-    let row = observer
-        .query_one(
-            "SELECT coalesce(state, ''), coalesce(query, '') FROM pg_stat_activity WHERE pid = $1",
-            (pid,),
-        )
-        .await
-        .unwrap();
-    (row.get(0), row.get(1))
 }
 
 /// Drives `statement` (a future running [`LONG_SLEEP`]) until the server

@@ -82,3 +82,16 @@ where
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// The server's view of backend `pid`: its state and current query
+/// (empty strings when it has none).
+pub async fn backend_activity(observer: &pgpipe::Client, pid: i32) -> (String, String) {
+    let row = observer
+        .query_one(
+            "SELECT coalesce(state, ''), coalesce(query, '') FROM pg_stat_activity WHERE pid = $1",
+            (pid,),
+        )
+        .await
+        .unwrap();
+    (row.get(0), row.get(1))
+}
