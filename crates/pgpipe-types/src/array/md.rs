@@ -5,7 +5,8 @@ use std::fmt;
 
 use bytes::BytesMut;
 
-use super::wire::{accepts_elements, check_dims, dims_product, encode_array, RawArray};
+use super::encode::{accepts_elements, encode_array};
+use super::wire::{check_dims, dims_product, RawArray};
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
 /// One dimension of an [`Array`]: its length and the subscript of its first

@@ -33,11 +33,13 @@ use bytes::BytesMut;
 
 use crate::{BoxError, Decode, Encode, IsNull, StaticType, Type, TypeRef};
 
+mod encode;
 mod md;
 mod wire;
 
+use encode::{accepts_elements, encode_array, encode_rows};
 pub use md::{Array, ArrayError, Dimension};
-use wire::{accepts_elements, encode_array, encode_rows, RawArray};
+use wire::RawArray;
 
 /// The single dimension of a one-dimensional array of `len` elements
 /// (lower bound 1), or none for an empty one.
