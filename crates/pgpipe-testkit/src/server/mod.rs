@@ -1,12 +1,12 @@
 //! One throwaway PostgreSQL server: temp directory, initdb, postgres process,
 //! readiness, stop and restart.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -16,9 +16,15 @@ use tempfile::TempDir;
 use crate::binaries::{find_bindir, pg_config_bindir, Search};
 use crate::error::TestkitError;
 use crate::mini_client::{Endpoint, Login, MiniClient, Rows};
-use crate::process::{run_as, run_bounded, server_user, signal, spawn_tied, stop_child, RunAs};
+use crate::process::{run_as, run_bounded, server_user, signal, stop_child, RunAs};
 use crate::roles::{create_roles_sql, hba_conf, SUPERUSER};
-use crate::versions;
+
+mod dirs;
+mod launch;
+mod standby;
+
+use dirs::make_root;
+use launch::Launch;
 
 /// Prefix of the temp directories, also used to find ones left behind.
 const DIR_PREFIX: &str = "pgpipe-testkit-";
@@ -128,31 +134,6 @@ impl Server {
         let mut sql = create_roles_sql();
         sql.extend(setup.sql.iter().cloned());
         server.sql("postgres", &sql.join(";\n"))?;
-        Ok(server)
-    }
-
-    /// A streaming standby of `primary` (which must be running): a base
-    /// backup of it (`pg_basebackup -X stream -R`, so it carries
-    /// `standby.signal` and a `primary_conninfo` pointing at the primary's
-    /// socket) in a directory of its own, started on its own free port and
-    /// socket directory. Returns once it accepts connections and is in
-    /// recovery.
-    pub(crate) fn create_standby(primary: &Server) -> Result<Server, TestkitError> {
-        if !primary.is_running() {
-            return Err(TestkitError::new(format!(
-                "cannot start a standby of the server on port {}: it is stopped",
-                primary.port
-            )));
-        }
-        let run_as = primary.run_as.clone();
-        let (root, socket_dir) = make_root(run_as.as_ref())?;
-        let data_dir = root.path().join("data");
-        base_backup(primary, root.path(), &data_dir)?;
-        let server = Server::new(primary.bindir.clone(), run_as, root, socket_dir, data_dir);
-        let server = server.start_on_free_port()?;
-        server
-            .wait_recovery(true, START_TIMEOUT)
-            .map_err(|e| e.context("starting a standby"))?;
         Ok(server)
     }
 
@@ -343,147 +324,6 @@ impl Server {
         }
         let _ = fs::remove_dir_all(self.root.path());
     }
-
-    /// Starts postgres and waits until it answers a real startup handshake.
-    /// Returns server_version.
-    fn launch(&self) -> Result<String, Launch> {
-        let failed = |e: TestkitError| Launch::Failed(e);
-        let log = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.log_path)
-            .map_err(|e| failed(TestkitError::io("opening the server log", e)))?;
-        let log_start = log.metadata().map(|m| m.len()).unwrap_or(0);
-        let log_err = log
-            .try_clone()
-            .map_err(|e| failed(TestkitError::io("dup of the server log", e)))?;
-        let mut cmd = Command::new(self.bindir.join("postgres"));
-        cmd.arg("-D").arg(&self.data_dir);
-        for (k, v) in self.settings() {
-            cmd.arg("-c").arg(format!("{k}={v}"));
-        }
-        for (k, v) in &self.extra_settings {
-            cmd.arg("-c").arg(format!("{k}={v}"));
-        }
-        cmd.stdin(Stdio::null()).stdout(log).stderr(log_err);
-        clean_env(&mut cmd);
-        run_as(&mut cmd, self.run_as.as_ref());
-        let child = spawn_tied(cmd).map_err(|e| {
-            failed(TestkitError::io(
-                format!("starting {}", self.bindir.join("postgres").display()),
-                e,
-            ))
-        })?;
-        self.pid.store(child.id(), Ordering::SeqCst);
-        *self.child.lock().unwrap_or_else(|p| p.into_inner()) = Some(child);
-
-        let result = self.wait_ready(log_start);
-        if result.is_err() {
-            self.stop(libc::SIGQUIT, Duration::from_secs(5));
-        }
-        result
-    }
-
-    /// The command-line settings: fast (nothing survives a test run) and
-    /// private (loopback TCP and our own socket directory only).
-    fn settings(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("port", self.port.to_string()),
-            ("listen_addresses", "127.0.0.1".into()),
-            (
-                "unix_socket_directories",
-                self.socket_dir.to_string_lossy().into_owned(),
-            ),
-            ("fsync", "off".into()),
-            ("synchronous_commit", "off".into()),
-            ("full_page_writes", "off".into()),
-            ("max_connections", "300".into()),
-            ("shared_buffers", "128MB".into()),
-            ("huge_pages", "off".into()),
-            ("checkpoint_timeout", "1h".into()),
-            ("max_wal_size", "4GB".into()),
-            // PostgreSQL 15's defaults, explicit because standbys
-            // (Cluster::start_standby) depend on them.
-            ("wal_level", "replica".into()),
-            ("max_wal_senders", "10".into()),
-            ("hot_standby", "on".into()),
-            ("log_min_messages", "warning".into()),
-            ("logging_collector", "off".into()),
-            ("log_destination", "stderr".into()),
-            // Deterministic, whatever the machine's zone.
-            ("timezone", "UTC".into()),
-            ("log_timezone", "UTC".into()),
-        ]
-    }
-
-    fn wait_ready(&self, log_start: u64) -> Result<String, Launch> {
-        let deadline = Instant::now() + START_TIMEOUT;
-        let tcp = Login {
-            endpoint: Endpoint::Tcp("127.0.0.1".into(), self.port),
-            user: SUPERUSER.to_string(),
-            password: None,
-            dbname: "postgres".to_string(),
-            timeout: Duration::from_secs(2),
-        };
-        let mut last: String;
-        loop {
-            let exited = {
-                let mut slot = self.child.lock().unwrap_or_else(|p| p.into_inner());
-                match slot.as_mut().map(|c| c.try_wait()) {
-                    Some(Ok(Some(status))) => Some(status.to_string()),
-                    Some(Ok(None)) => None,
-                    Some(Err(e)) => Some(format!("unknown status ({e})")),
-                    None => Some("not running".into()),
-                }
-            };
-            if let Some(status) = exited {
-                let tail = log_tail(&self.log_path, log_start, 30);
-                let e = TestkitError::new(format!(
-                    "postgres exited during startup ({status}) on port {}; server log:\n{tail}",
-                    self.port,
-                ));
-                let port_taken = [
-                    "could not bind",
-                    "could not create any TCP/IP sockets",
-                    "Address already in use",
-                ]
-                .iter()
-                .any(|s| tail.contains(s));
-                return Err(if port_taken {
-                    Launch::PortTaken(e)
-                } else {
-                    Launch::Failed(e)
-                });
-            }
-            // A real handshake over TCP, then a check that it is our server
-            // answering (another test process may have bound the port first,
-            // in which case ours will exit and be noticed above).
-            match MiniClient::connect(&tcp) {
-                Ok(mut client) => {
-                    let version = client
-                        .parameter("server_version")
-                        .unwrap_or_default()
-                        .to_string();
-                    match client.simple_query("SHOW data_directory") {
-                        Ok(rows) if rows_match(&rows, &self.data_dir) => return Ok(version),
-                        Ok(_) => last = "another server answers on this port".into(),
-                        Err(e) => last = e.to_string(),
-                    }
-                }
-                Err(e) => last = e.to_string(),
-            }
-            if Instant::now() >= deadline {
-                let tail = log_tail(&self.log_path, log_start, 30);
-                return Err(Launch::Failed(TestkitError::new(format!(
-                    "postgres did not accept connections on 127.0.0.1:{} within {} s (last attempt: {last}); \
-                     server log:\n{tail}",
-                    self.port,
-                    START_TIMEOUT.as_secs(),
-                ))));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
 }
 
 impl Drop for Server {
@@ -491,23 +331,6 @@ impl Drop for Server {
         // Fast shutdown; the TempDir field then removes everything.
         self.stop(libc::SIGINT, Duration::from_secs(10));
     }
-}
-
-enum Launch {
-    /// The port was taken between choosing it and the server binding it.
-    PortTaken(TestkitError),
-    Failed(TestkitError),
-}
-
-fn rows_match(rows: &[Vec<Option<String>>], data_dir: &Path) -> bool {
-    rows.first()
-        .and_then(|r| r.first())
-        .and_then(|v| v.as_deref())
-        .is_some_and(|dir| {
-            fs::canonicalize(dir)
-                .map(|d| d == data_dir)
-                .unwrap_or(false)
-        })
 }
 
 fn initdb(
@@ -551,145 +374,6 @@ fn initdb(
     Ok(())
 }
 
-/// A fresh temp directory (with `owner.pid`) and its private socket
-/// directory, both owned by the server user.
-fn make_root(run_as: Option<&RunAs>) -> Result<(TempDir, PathBuf), TestkitError> {
-    let base = temp_base(run_as)?;
-    remove_stale_dirs(&base);
-    let root = tempfile::Builder::new()
-        .prefix(DIR_PREFIX)
-        .tempdir_in(&base)
-        .map_err(|e| {
-            TestkitError::io(
-                format!("creating a temp directory in {}", base.display()),
-                e,
-            )
-        })?;
-    // Lets a later run recognize this directory as abandoned if we die
-    // without cleaning up (SIGKILL); see remove_stale_dirs.
-    fs::write(
-        root.path().join("owner.pid"),
-        std::process::id().to_string(),
-    )
-    .map_err(|e| TestkitError::io("writing owner.pid", e))?;
-    let socket_dir = root.path().join("sock");
-    fs::create_dir(&socket_dir)
-        .map_err(|e| TestkitError::io("creating the socket directory", e))?;
-    fs::set_permissions(&socket_dir, fs::Permissions::from_mode(0o700))
-        .map_err(|e| TestkitError::io("chmod of the socket directory", e))?;
-    if let Some(user) = run_as {
-        for dir in [root.path(), socket_dir.as_path()] {
-            std::os::unix::fs::chown(dir, Some(user.uid), Some(user.gid)).map_err(|e| {
-                TestkitError::io(
-                    format!("chown of {} to user {}", dir.display(), user.name),
-                    e,
-                )
-            })?;
-        }
-    }
-    Ok((root, socket_dir))
-}
-
-/// `pg_basebackup` of `primary` into `data_dir`, as the server user, over
-/// the primary's Unix socket, then `standby.signal` and a `primary_conninfo`
-/// following it over that socket. The copied configuration holds no port or
-/// socket setting: the standby's own come from its command line.
-///
-/// The Maven builds of other majors carry no `pg_basebackup`: one of
-/// another installation of at least the primary's major is used. Its `-R`
-/// would write every connection option its own libpq knows into
-/// `primary_conninfo`, which an older server's walreceiver refuses, so the
-/// recovery settings are written here (the same for every major since 12).
-fn base_backup(primary: &Server, root: &Path, data_dir: &Path) -> Result<(), TestkitError> {
-    let major = versions::server_major(&primary.version).unwrap_or(0);
-    let program =
-        versions::client_tool(&primary.bindir, "pg_basebackup", major).ok_or_else(|| {
-            TestkitError::new(format!(
-                "no pg_basebackup of PostgreSQL {major} or newer is installed (the Maven \
-                 builds have none); `{}` installs the one of 18",
-                versions::INSTALL_SCRIPT
-            ))
-        })?;
-    let mut cmd = Command::new(&program);
-    cmd.arg("-D")
-        .arg(data_dir)
-        .arg("-h")
-        .arg(&primary.socket_dir)
-        .args([
-            "-p",
-            &primary.port.to_string(),
-            "-U",
-            SUPERUSER,
-            "-X",
-            "stream",
-            // An immediate checkpoint: a spread one would take minutes.
-            "--checkpoint=fast",
-            "--no-sync",
-            "--no-password",
-        ])
-        .current_dir(root);
-    clean_env(&mut cmd);
-    run_as(&mut cmd, primary.run_as.as_ref());
-    let out = run_bounded(cmd, BASEBACKUP_TIMEOUT)
-        .map_err(|e| TestkitError::io(format!("running {}", program.display()), e))?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let _ = fs::write(root.join("basebackup.log"), &text);
-    if !out.status.success() {
-        return Err(TestkitError::new(format!(
-            "pg_basebackup failed ({}) copying the server on port {} to {}:\n{}\nprimary's server log:\n{}",
-            out.status,
-            primary.port,
-            data_dir.display(),
-            last_lines(&text, 30),
-            primary.log_tail(20),
-        )));
-    }
-    write_standby_config(primary, data_dir)
-}
-
-/// `standby.signal` and `primary_conninfo` (in `postgresql.auto.conf`,
-/// which `ALTER SYSTEM` and pg_basebackup's `-R` also use).
-fn write_standby_config(primary: &Server, data_dir: &Path) -> Result<(), TestkitError> {
-    let conninfo = format!(
-        "host={} port={} user={SUPERUSER} application_name=pgpipe_standby",
-        conninfo_value(&primary.socket_dir.to_string_lossy()),
-        primary.port
-    );
-    let setting = format!(
-        "\n# Written by pgpipe-testkit for a standby.\nprimary_conninfo = '{}'\n",
-        conninfo.replace('\'', "''")
-    );
-    let auto_conf = data_dir.join("postgresql.auto.conf");
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(&auto_conf)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, setting.as_bytes()))
-        .map_err(|e| TestkitError::io(format!("writing {}", auto_conf.display()), e))?;
-    let signal_file = data_dir.join("standby.signal");
-    fs::write(&signal_file, "")
-        .map_err(|e| TestkitError::io(format!("writing {}", signal_file.display()), e))?;
-    if let Some(user) = &primary.run_as {
-        for path in [&auto_conf, &signal_file] {
-            std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid))
-                .map_err(|e| TestkitError::io(format!("chown of {}", path.display()), e))?;
-        }
-    }
-    Ok(())
-}
-
-/// A libpq conninfo value, quoted when it needs to be.
-fn conninfo_value(value: &str) -> String {
-    if !value.is_empty() && !value.contains([' ', '\'', '\\']) {
-        return value.to_string();
-    }
-    format!("'{}'", value.replace('\\', "\\\\").replace('\'', "\\'"))
-}
-
 /// The first column of the first row, when not NULL.
 pub(crate) fn first_value(rows: &Rows) -> Option<&str> {
     rows.first()?.first()?.as_deref()
@@ -721,82 +405,6 @@ fn free_port() -> Result<u16, TestkitError> {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .map_err(|e| TestkitError::io("choosing a free port on 127.0.0.1", e))
-}
-
-/// The temp base directory. As root, the server user must be able to reach
-/// its directory, so every ancestor must be traversable by others.
-fn temp_base(user: Option<&RunAs>) -> Result<PathBuf, TestkitError> {
-    let preferred = std::env::temp_dir();
-    if user.is_none() || traversable(&preferred) {
-        return Ok(preferred);
-    }
-    let tmp = PathBuf::from("/tmp");
-    if traversable(&tmp) {
-        return Ok(tmp);
-    }
-    Err(TestkitError::new(format!(
-        "running as root, the server runs as another user who cannot reach {} or /tmp \
-         (a parent directory lacks o+x); set TMPDIR to a directory every user can traverse",
-        preferred.display()
-    )))
-}
-
-fn traversable(dir: &Path) -> bool {
-    let Ok(dir) = fs::canonicalize(dir) else {
-        return false;
-    };
-    dir.ancestors().all(|a| {
-        fs::metadata(a)
-            .map(|m| m.permissions().mode() & 0o001 != 0)
-            .unwrap_or(false)
-    })
-}
-
-/// Removes directories of earlier test processes that died without cleaning
-/// up (SIGKILL, OOM): their owner is gone and so is their server.
-fn remove_stale_dirs(base: &Path) {
-    let Ok(entries) = fs::read_dir(base) else {
-        return;
-    };
-    for entry in entries.filter_map(|e| e.ok()) {
-        let name = entry.file_name();
-        if !name.to_string_lossy().starts_with(DIR_PREFIX) {
-            continue;
-        }
-        let dir = entry.path();
-        let owner = read_pid(&dir.join("owner.pid"));
-        let postmaster = read_pid(&dir.join("data/postmaster.pid"));
-        if owner.is_some_and(|p| !alive(p)) && !postmaster.is_some_and(alive) {
-            let _ = fs::remove_dir_all(&dir);
-        }
-    }
-}
-
-fn read_pid(path: &Path) -> Option<u32> {
-    let mut text = String::new();
-    File::open(path)
-        .ok()?
-        .take(64)
-        .read_to_string(&mut text)
-        .ok()?;
-    text.lines().next()?.trim().parse().ok()
-}
-
-fn alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: signal 0 only checks for existence.
-    let rc = unsafe { libc::kill(pid, 0) };
-    if rc != 0 {
-        return std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
-    }
-    // A zombie (dead, not yet reaped by its new parent) still "exists".
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat
-        .rsplit_once(") ")
-        .and_then(|(_, rest)| rest.chars().next());
-    state != Some('Z')
 }
 
 /// Waits for `pid` (our child) to exit, reaping it; false on timeout.
@@ -850,25 +458,6 @@ mod tests {
         assert_eq!(last_lines("a", 5), "a");
     }
 
-    #[test]
-    fn stale_dirs_of_dead_owners_are_removed_live_ones_kept() {
-        let base = tempfile::tempdir().unwrap();
-        let dead = base.path().join(format!("{DIR_PREFIX}dead"));
-        let live = base.path().join(format!("{DIR_PREFIX}live"));
-        let other = base.path().join("unrelated");
-        for d in [&dead, &live, &other] {
-            fs::create_dir(d).unwrap();
-        }
-        // pid_max is at most 2^22 on Linux, so this pid cannot exist.
-        fs::write(dead.join("owner.pid"), "99999999").unwrap();
-        fs::write(live.join("owner.pid"), std::process::id().to_string()).unwrap();
-        fs::write(other.join("owner.pid"), "99999999").unwrap();
-        remove_stale_dirs(base.path());
-        assert!(!dead.exists());
-        assert!(live.exists());
-        assert!(other.exists());
-    }
-
     /// A `postgres` that fails at once, next to a real initdb: the start
     /// error must carry the server's own words from the log.
     #[test]
@@ -900,18 +489,5 @@ mod tests {
             "took {:?}",
             started.elapsed()
         );
-    }
-
-    #[test]
-    fn conninfo_values_are_quoted_only_when_needed() {
-        assert_eq!(conninfo_value("/tmp/pgpipe-x/sock"), "/tmp/pgpipe-x/sock");
-        assert_eq!(conninfo_value("/a b"), "'/a b'");
-        assert_eq!(conninfo_value("it's\\"), "'it\\'s\\\\'");
-        assert_eq!(conninfo_value(""), "''");
-    }
-
-    #[test]
-    fn tmp_is_traversable() {
-        assert!(traversable(Path::new("/tmp")));
     }
 }
