@@ -7,7 +7,6 @@ mod client_api;
 mod copy_in;
 mod copy_out;
 mod framed;
-mod refuse;
 mod sql;
 mod to_row;
 mod typed;
@@ -19,6 +18,3 @@ pub use to_row::ToRow;
 pub use typed::{BinaryCopyWriter, CopyOutRows};
 pub use upsert::{OnConflict, UpsertCounts};
 
-pub(crate) use refuse::{
-    copy_from_stdin_refused, copy_in_reached_the_server, refuse_copy_from_stdin,
-};

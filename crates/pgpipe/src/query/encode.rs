@@ -229,7 +229,7 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
     let sql = match statement {
         StatementRef::Prepared(stmt) => {
             if stmt.copies_from_stdin() {
-                return Err(crate::copy::copy_from_stdin_refused());
+                return Err(super::refuse::copy_from_stdin_refused());
             }
             let columns = &stmt.shared_columns()[..];
             bind(
@@ -247,7 +247,7 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
     };
     params.with_type_oids(|oids| {
         if !cache.enabled() {
-            crate::copy::refuse_copy_from_stdin(sql)?;
+            super::refuse::refuse_copy_from_stdin(sql)?;
             enc.parse("", sql, oids, buf).map_err(encode_error)?;
             bind(enc, "", params, None, None, buf)?;
             enc.describe(Target::Portal, "", buf)
@@ -271,7 +271,7 @@ pub(crate) fn encode_statement<P: Params + ?Sized>(
             });
         }
         // Checked before it enters the cache, so a hit needs no check.
-        crate::copy::refuse_copy_from_stdin(sql)?;
+        super::refuse::refuse_copy_from_stdin(sql)?;
         let name: Arc<str> = shared.next_statement_name().into();
         let evicted = cache.insert(sql, oids, name.clone());
         let encoded = (|| {

@@ -15,6 +15,7 @@ pub(crate) mod from_row;
 mod generic;
 mod portal;
 mod prepare;
+mod refuse;
 mod reply;
 mod response;
 mod row;

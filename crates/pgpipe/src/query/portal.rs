@@ -72,9 +72,9 @@ impl ConnRef {
             check_prepared(shared, stmt, &params)?;
         }
         match statement {
-            StatementRef::Sql(sql) => crate::copy::refuse_copy_from_stdin(sql)?,
+            StatementRef::Sql(sql) => super::refuse::refuse_copy_from_stdin(sql)?,
             StatementRef::Prepared(stmt) if stmt.copies_from_stdin() => {
-                return Err(crate::copy::copy_from_stdin_refused())
+                return Err(super::refuse::copy_from_stdin_refused())
             }
             StatementRef::Prepared(_) => {}
         }

@@ -65,7 +65,7 @@ pub(crate) async fn read_response(
             }
             Event::NoRows => columns = Some(Arc::from(Vec::new())),
             Event::Step | Event::Empty | Event::Suspended | Event::Failed => {}
-            Event::CopyIn => reply.fail(crate::copy::copy_in_reached_the_server(shared)),
+            Event::CopyIn => reply.fail(super::refuse::copy_in_reached_the_server(shared)),
             Event::CopyOut(_) | Event::CopyData | Event::CopyDone => {
                 reply.fail(Error::new(
                     ErrorKind::Unsupported,

@@ -156,7 +156,7 @@ impl ConnRef {
             // server would read the requests pipelined behind this one as
             // COPY data and drop the connection.
             if crate::sql::any_copy_from_stdin(sql) {
-                return Err(crate::copy::copy_from_stdin_refused());
+                return Err(super::refuse::copy_from_stdin_refused());
             }
             self.flush_begin().await?;
             let mut responses = self

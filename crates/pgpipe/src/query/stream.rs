@@ -215,7 +215,7 @@ impl RowStream {
             Event::Step | Event::Empty | Event::Suspended | Event::Failed => {}
             Event::CopyIn => {
                 self.reply
-                    .fail(crate::copy::copy_in_reached_the_server(&self.shared));
+                    .fail(super::refuse::copy_in_reached_the_server(&self.shared));
             }
             // Both are handled above, before the reader.
             Event::Row(_) | Event::Ready => {}

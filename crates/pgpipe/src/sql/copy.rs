@@ -1,5 +1,5 @@
 //! Recognising `COPY ... FROM STDIN` in SQL text (why it matters: see
-//! `copy/refuse.rs`, which refuses such statements in query methods).
+//! `query/refuse.rs`, which refuses such statements in query methods).
 
 use super::lexer::{Lexer, Token};
 
