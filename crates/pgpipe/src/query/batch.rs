@@ -14,7 +14,7 @@ use crate::query::{
     check_prepared, encode_statement, read_response, Plan, StatementRef, ToStatement,
 };
 use crate::query::{Column, ConnRef, Event, Lent, Reply, Row, Sealed};
-use crate::types::{ParamTypes, Resolved};
+use super::catalog::{ParamTypes, Resolved};
 use crate::Error;
 
 /// Parameter lists of different types side by side.

@@ -5,6 +5,7 @@
 mod abandon;
 mod batch;
 mod builder;
+mod catalog;
 mod cache;
 mod conn;
 pub(crate) mod control;

@@ -16,7 +16,7 @@ use crate::error::{ErrorKind, SqlState};
 use crate::observe;
 use crate::query::sql_of;
 use crate::session::Session;
-use crate::types::Resolved;
+use super::catalog::Resolved;
 use crate::{Error, TransactionStatus};
 
 /// What running one statement gave besides its rows.

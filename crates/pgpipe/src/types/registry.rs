@@ -1,6 +1,6 @@
 //! The per-connection type registry (the OID map): user-defined types
 //! described by the server catalog, by OID and by the names Rust types
-//! declare. Filled by [`catalog`](crate::catalog) lookups; read without a
+//! declare. Filled by the catalog look-ups of `query/catalog.rs`; read without a
 //! round trip once filled.
 
 use std::collections::HashMap;
