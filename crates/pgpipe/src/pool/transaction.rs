@@ -1,9 +1,12 @@
 //! The transaction methods of [`Pool`]: each transaction on a connection
 //! checked out for it.
 
+use std::sync::Arc;
+
 use super::pool::Pool;
 #[cfg(doc)]
 use crate::Client;
+use crate::query::Lent;
 use crate::{Error, Retried, RetryFuture, RetryPolicy, Transaction, TransactionBuilder};
 
 impl Pool {
@@ -26,7 +29,11 @@ impl Pool {
 
     /// A [`TransactionBuilder`] whose `start` checks out a connection.
     pub fn build_transaction(&self) -> TransactionBuilder<'static> {
-        TransactionBuilder::on_pool(self.clone())
+        let pool = self.clone();
+        TransactionBuilder::on_checkout(Arc::new(move || {
+            let pool = pool.clone();
+            Box::pin(async move { pool.transaction_session().await })
+        }))
     }
 
     /// [`Client::transaction_with_retry`] on a connection of the pool
@@ -40,5 +47,13 @@ impl Pool {
         F: for<'t> FnMut(&'t mut Transaction<'static>) -> RetryFuture<'t, T>,
     {
         self.build_transaction().run_with_retry(policy, f).await
+    }
+
+    /// A checkout for a transaction: the transaction ends its own work
+    /// before the connection goes back, so the guard is not marked used.
+    async fn transaction_session(&self) -> Result<Lent<'static>, Error> {
+        let guard = self.get().await?;
+        let conn = guard.session_conn().clone();
+        Ok(Lent::held(conn, Box::new(guard)))
     }
 }

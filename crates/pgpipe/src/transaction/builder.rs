@@ -1,11 +1,13 @@
 //! [`TransactionBuilder`]: isolation level, read-only and deferrable, and
 //! where the transaction's connection comes from.
 
+use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use crate::error::ErrorKind;
-use crate::pool::Pool;
-use crate::query::ConnRef;
+use crate::query::{ConnRef, Lent};
 use crate::Error;
 
 use super::retry::{run_with_retry, Retried, RetryFuture, RetryPolicy};
@@ -37,15 +39,20 @@ impl IsolationLevel {
     }
 }
 
+/// A fresh session for each transaction (a pool's checkout): its handle,
+/// and what keeps it checked out until the transaction ends.
+pub(crate) type Checkout =
+    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<Lent<'static>, Error>> + Send>> + Send + Sync>;
+
 /// Where a transaction's connection comes from.
 #[derive(Clone)]
 enum Source {
     Conn(ConnRef),
-    Pool(Pool),
+    Checkout(Checkout),
 }
 
 /// Options of a transaction before it starts: from
-/// [`Client::build_transaction`](crate::Client::build_transaction), [`Pool::build_transaction`] or
+/// [`Client::build_transaction`](crate::Client::build_transaction), [`Pool::build_transaction`](crate::Pool::build_transaction) or
 /// [`PooledClient::build_transaction`](crate::PooledClient::build_transaction).
 ///
 /// ```no_run
@@ -78,8 +85,10 @@ impl TransactionBuilder<'_> {
         Self::new(Source::Conn(conn))
     }
 
-    pub(crate) fn on_pool(pool: Pool) -> Self {
-        Self::new(Source::Pool(pool))
+    /// A builder whose `start` takes a session from `checkout` (a pool
+    /// passes its checkout, so this folder needs no pool of its own).
+    pub(crate) fn on_checkout(checkout: Checkout) -> Self {
+        Self::new(Source::Checkout(checkout))
     }
 
     fn new(source: Source) -> Self {
@@ -141,7 +150,7 @@ impl<'a> TransactionBuilder<'a> {
     ///
     /// On a [`Client`](crate::Client), this waits while another handle of the same
     /// connection has a transaction open (bounded by the handle's query
-    /// timeout, if it has one); on a [`Pool`], it checks out a connection
+    /// timeout, if it has one); on a [`Pool`](crate::Pool), it checks out a connection
     /// first (bounded by the pool's acquire timeout).
     ///
     /// Cancel safe: dropped before it completes, it leaves nothing behind.
@@ -149,10 +158,10 @@ impl<'a> TransactionBuilder<'a> {
         let begin = self.begin_sql();
         match self.source {
             Source::Conn(conn) => Transaction::start(conn, None, begin).await,
-            Source::Pool(pool) => {
-                let guard = pool.get().await?;
-                let conn = guard.session_conn().clone();
-                Transaction::start(conn, Some(guard), begin).await
+            Source::Checkout(checkout) => {
+                let session = checkout().await?;
+                let conn = session.conn().clone();
+                Transaction::start(conn, session.into_hold(), begin).await
             }
         }
     }

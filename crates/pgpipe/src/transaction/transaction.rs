@@ -10,7 +10,6 @@ use tracing::Instrument;
 use crate::copy::{OnConflict, UpsertCounts};
 use crate::driver::{Request, SessionEnd};
 use crate::error::ErrorKind;
-use crate::pool::PooledClient;
 use crate::query::{delegate_queries, ConnRef};
 use crate::Error;
 
@@ -81,8 +80,8 @@ pub struct Transaction<'a> {
     depth: u32,
     /// Committed, rolled back, or its end is queued: nothing to do on drop.
     finished: bool,
-    /// The pool connection a pool transaction holds until it ends.
-    guard: Option<PooledClient>,
+    /// What a pool transaction holds until it ends (its checkout).
+    guard: Option<Box<dyn Send + Sync>>,
     /// A nested transaction borrows its parent mutably, so the parent can't
     /// be used (or ended) while it is open: nesting can't be confused.
     _parent: PhantomData<&'a mut ()>,
@@ -92,7 +91,7 @@ impl Transaction<'_> {
     /// Reserves `conn`'s connection for a new transaction.
     pub(crate) async fn start<'a>(
         conn: ConnRef,
-        guard: Option<PooledClient>,
+        guard: Option<Box<dyn Send + Sync>>,
         begin: String,
     ) -> Result<Transaction<'a>, Error> {
         if conn.in_reservation() {
