@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::inner::{Conn, PoolInner};
+use super::conn::Conn;
+use super::inner::PoolInner;
 use crate::query::{delegate_queries, ConnRef};
 use crate::{
     Client, Error, OnConflict, Transaction, TransactionBuilder, TransactionStatus, UpsertCounts,
@@ -171,7 +172,11 @@ impl Drop for PooledClient {
                 .release(conn, permit, self.touched.load(Ordering::Relaxed));
         }
         #[cfg(feature = "metrics")]
-        self.pool.returned_metrics(self.checked_out.elapsed());
+        super::metrics::returned(
+            &self.pool.counters,
+            self.pool.gauges(),
+            self.checked_out.elapsed(),
+        );
     }
 }
 

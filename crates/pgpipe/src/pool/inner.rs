@@ -12,8 +12,7 @@
 //! its permit is released, so the waiter that the release wakes finds it.
 
 use std::collections::VecDeque;
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -21,99 +20,12 @@ use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore, TryAcquireEr
 use tokio::time::Instant;
 
 use super::config::PoolConfig;
+use super::conn::Conn;
 use super::lane::Lane;
 use super::stats::{CloseReason, Counters, Waiting};
 use crate::driver::NO_SESSION;
 use crate::error::ErrorKind;
 use crate::{Client, Config, Error, TransactionStatus};
-
-/// One pooled connection and what the pool knows about it. Dropping it
-/// closes the connection (for every clone of its client) and counts why.
-pub(crate) struct Conn {
-    pub(crate) client: Client,
-    created: Instant,
-    /// When max_lifetime (with jitter) retires it.
-    retire_at: Option<Instant>,
-    pub(crate) idle_since: Instant,
-    /// Its last user may have left requests in flight or a transaction
-    /// open: check (and reset) it before anyone else gets it.
-    pub(crate) verify: bool,
-    /// A `CloseReason` as u8, set before the drop that closes it; atomic
-    /// because shared connections are retired through an `Arc`.
-    reason: AtomicU8,
-    counters: Arc<Counters>,
-}
-
-impl Conn {
-    fn new(client: Client, config: &PoolConfig, counters: Arc<Counters>) -> Conn {
-        let now = Instant::now();
-        counters.opened();
-        tracing::debug!(
-            target: "pgpipe::pool",
-            backend_pid = client.backend_pid(),
-            "pool connection opened"
-        );
-        Conn {
-            client,
-            created: now,
-            retire_at: config.get_max_lifetime().map(|l| now + jitter(l)),
-            idle_since: now,
-            verify: false,
-            reason: AtomicU8::new(CloseReason::PoolClosed as u8),
-            counters,
-        }
-    }
-
-    pub(crate) fn age(&self) -> Duration {
-        self.created.elapsed()
-    }
-
-    pub(crate) fn expired(&self, now: Instant) -> bool {
-        self.retire_at.is_some_and(|at| now >= at)
-    }
-
-    /// Marks why it will be closed when dropped.
-    pub(crate) fn set_reason(&self, reason: CloseReason) {
-        self.reason.store(reason as u8, Ordering::Relaxed);
-    }
-
-    /// Closes it now, for `reason`.
-    pub(crate) fn retire(self, reason: CloseReason) {
-        self.set_reason(reason);
-    }
-}
-
-impl Drop for Conn {
-    fn drop(&mut self) {
-        let reason = match self.reason.load(Ordering::Relaxed) {
-            r if r == CloseReason::Broken as u8 => CloseReason::Broken,
-            r if r == CloseReason::Idle as u8 => CloseReason::Idle,
-            r if r == CloseReason::Lifetime as u8 => CloseReason::Lifetime,
-            _ => CloseReason::PoolClosed,
-        };
-        // Requests already sent still get their answers; Terminate follows.
-        self.client.close();
-        self.counters.closed(reason);
-        tracing::debug!(
-            target: "pgpipe::pool",
-            backend_pid = self.client.backend_pid(),
-            reason = reason.as_str(),
-            age_ms = self.created.elapsed().as_millis() as u64,
-            "pool connection closed"
-        );
-    }
-}
-
-/// `d` give or take up to 10%, so that connections opened together do not
-/// all reach their lifetime at once.
-fn jitter(d: Duration) -> Duration {
-    // RandomState is seeded randomly per process and varies per instance:
-    // enough randomness for spreading timers, without a dependency.
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(d.as_nanos() as u64);
-    let r = (h.finish() % 2001) as f64 / 10_000.0 - 0.1;
-    d.mul_f64(1.0 + r)
-}
 
 pub(crate) struct PoolInner {
     pub(crate) config: PoolConfig,
@@ -172,6 +84,15 @@ impl PoolInner {
     fn idle(&self) -> MutexGuard<'_, VecDeque<Conn>> {
         // The list stays consistent even if a holder panicked.
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The sizes the metrics gauges report.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn gauges(&self) -> super::metrics::Gauges {
+        super::metrics::Gauges {
+            idle: self.idle_count(),
+            max_size: self.config.get_max_size(),
+        }
     }
 
     pub(crate) fn idle_count(&self) -> usize {
@@ -316,7 +237,7 @@ impl PoolInner {
             let opening = Instant::now();
             let result = pool.connect.connect().await;
             #[cfg(feature = "metrics")]
-            pool.created_metrics(opening.elapsed());
+            super::metrics::created(&pool.counters, opening.elapsed());
             let _ = opening;
             let sent = match result {
                 Ok(client) => {
@@ -535,7 +456,7 @@ impl PoolInner {
             match tokio::time::timeout(limit, self.connect.connect()).await {
                 Ok(Ok(client)) => {
                     #[cfg(feature = "metrics")]
-                    self.created_metrics(opening.elapsed());
+                    super::metrics::created(&self.counters, opening.elapsed());
                     let _ = opening;
                     self.push_idle(Conn::new(client, &self.config, self.counters.clone()));
                     drop(permit);

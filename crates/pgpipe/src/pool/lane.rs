@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
-use super::inner::Conn;
+use super::conn::Conn;
 use super::stats::CloseReason;
 use crate::{Client, Error, TransactionStatus};
 

@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::inner::PoolInner;
+use super::stats::Counters;
 use crate::config::{Config, Host};
 use crate::observe::metrics;
 
@@ -21,43 +21,41 @@ pub(crate) fn pool_name(config: &Config) -> String {
     format!("{host}:{port}/{db}")
 }
 
-impl PoolInner {
-    fn metrics_name(&self) -> &str {
-        self.counters.name.get().map_or("", String::as_str)
-    }
+/// The pool's sizes the gauges report, taken by the caller (this file
+/// does not know the pool's state, only what it is given).
+pub(crate) struct Gauges {
+    pub(crate) idle: usize,
+    pub(crate) max_size: usize,
+}
 
-    /// Publishes the connection-count gauges.
-    pub(crate) fn publish_metrics(&self) {
-        let c = &self.counters;
-        let used = c.in_use.load(Ordering::Relaxed);
-        let pending = c.waiters.load(Ordering::Relaxed);
-        metrics::pool_gauges(
-            self.metrics_name(),
-            self.idle_count(),
-            used,
-            self.config.get_max_size(),
-            pending,
-        );
-    }
+fn name(counters: &Counters) -> &str {
+    counters.name.get().map_or("", String::as_str)
+}
 
-    /// An acquire ended: how long it waited, or whether it timed out.
-    pub(crate) fn acquire_metrics(&self, waited: Duration, timed_out: bool) {
-        if timed_out {
-            metrics::pool_timeout(self.metrics_name());
-        } else {
-            metrics::pool_wait_time(self.metrics_name(), waited);
-        }
-        self.publish_metrics();
-    }
+/// Publishes the connection-count gauges.
+fn publish(counters: &Counters, gauges: Gauges) {
+    let used = counters.in_use.load(Ordering::Relaxed);
+    let pending = counters.waiters.load(Ordering::Relaxed);
+    metrics::pool_gauges(name(counters), gauges.idle, used, gauges.max_size, pending);
+}
 
-    /// A connection was opened in `took`.
-    pub(crate) fn created_metrics(&self, took: Duration) {
-        metrics::pool_create_time(self.metrics_name(), took);
+/// An acquire ended: how long it waited, or whether it timed out.
+pub(crate) fn acquired(counters: &Counters, gauges: Gauges, waited: Duration, timed_out: bool) {
+    if timed_out {
+        metrics::pool_timeout(name(counters));
+    } else {
+        metrics::pool_wait_time(name(counters), waited);
     }
+    publish(counters, gauges);
+}
 
-    /// A checked-out connection came back after `took`.
-    pub(crate) fn returned_metrics(&self, took: Duration) {
-        metrics::pool_use_time(self.metrics_name(), took);
-        self.publish_metrics();
-    }
+/// A connection was opened in `took`.
+pub(crate) fn created(counters: &Counters, took: Duration) {
+    metrics::pool_create_time(name(counters), took);
+}
+
+/// A checked-out connection came back after `took`.
+pub(crate) fn returned(counters: &Counters, gauges: Gauges, took: Duration) {
+    metrics::pool_use_time(name(counters), took);
+    publish(counters, gauges);
 }

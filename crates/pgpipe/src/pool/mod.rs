@@ -85,6 +85,7 @@
 //! `key=value` string, use [`Pool::connect_with_config`] and a [`PoolConfig`].
 
 mod config;
+mod conn;
 mod generic;
 mod guard;
 mod inner;

@@ -179,13 +179,23 @@ impl Pool {
             Ok((conn, permit)) => {
                 self.inner.counters.acquired(start.elapsed());
                 #[cfg(feature = "metrics")]
-                self.inner.acquire_metrics(start.elapsed(), false);
+                super::metrics::acquired(
+                    &self.inner.counters,
+                    self.inner.gauges(),
+                    start.elapsed(),
+                    false,
+                );
                 Ok(PooledClient::new(conn, permit, self.inner.clone()))
             }
             Err(e) => {
                 self.inner.counters.acquire_failed();
                 #[cfg(feature = "metrics")]
-                self.inner.acquire_metrics(start.elapsed(), e.is_timeout());
+                super::metrics::acquired(
+                    &self.inner.counters,
+                    self.inner.gauges(),
+                    start.elapsed(),
+                    e.is_timeout(),
+                );
                 Err(e)
             }
         }
