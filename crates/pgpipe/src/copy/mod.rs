@@ -17,4 +17,3 @@ pub use copy_out::{CopyOut, CopyOutReader};
 pub use to_row::ToRow;
 pub use typed::{BinaryCopyWriter, CopyOutRows};
 pub use upsert::{OnConflict, UpsertCounts};
-

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use super::pool::Pool;
+use crate::query::Lent;
 #[cfg(doc)]
 use crate::Client;
-use crate::query::Lent;
 use crate::{Error, Retried, RetryFuture, RetryPolicy, Transaction, TransactionBuilder};
 
 impl Pool {

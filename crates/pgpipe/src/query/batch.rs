@@ -8,13 +8,13 @@ use pgpipe_proto::frontend::{self, ParamWriter};
 use pgpipe_proto::EncodeError;
 use pgpipe_types::{Oid, Params, Type, TypeRef};
 
+use super::catalog::{ParamTypes, Resolved};
 use crate::driver::Request;
 use crate::error::ErrorKind;
 use crate::query::{
     check_prepared, encode_statement, read_response, Plan, StatementRef, ToStatement,
 };
 use crate::query::{Column, ConnRef, Event, Lent, Reply, Row, Sealed};
-use super::catalog::{ParamTypes, Resolved};
 use crate::Error;
 
 /// Parameter lists of different types side by side.

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use pgpipe_types::{Field, Kind, Oid, Params, Type, TypeRef};
 
-use crate::error::ErrorKind;
 use super::ConnRef;
 use super::{read_response, send_query, StatementRef};
 use super::{Column, Row};
+use crate::error::ErrorKind;
 use crate::Error;
 
 /// Composite types nest; a chain deeper than this is not a real schema.

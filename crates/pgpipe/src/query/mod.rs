@@ -5,8 +5,8 @@
 mod abandon;
 mod batch;
 mod builder;
-mod catalog;
 mod cache;
+mod catalog;
 mod conn;
 pub(crate) mod control;
 mod delegate;

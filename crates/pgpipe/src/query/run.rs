@@ -9,6 +9,7 @@ use std::time::Duration;
 use pgpipe_types::Params;
 
 use super::abandon::CancelIfAbandoned;
+use super::catalog::Resolved;
 use super::conn::ConnRef;
 use super::{read_response, send_query_with, Column, Plan, Row, StatementRef, ToStatement};
 use crate::driver::{Slot, NO_SESSION};
@@ -16,7 +17,6 @@ use crate::error::{ErrorKind, SqlState};
 use crate::observe;
 use crate::query::sql_of;
 use crate::session::Session;
-use super::catalog::Resolved;
 use crate::{Error, TransactionStatus};
 
 /// What running one statement gave besides its rows.

@@ -41,8 +41,9 @@ impl IsolationLevel {
 
 /// A fresh session for each transaction (a pool's checkout): its handle,
 /// and what keeps it checked out until the transaction ends.
-pub(crate) type Checkout =
-    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<Lent<'static>, Error>> + Send>> + Send + Sync>;
+pub(crate) type Checkout = Arc<
+    dyn Fn() -> Pin<Box<dyn Future<Output = Result<Lent<'static>, Error>> + Send>> + Send + Sync,
+>;
 
 /// Where a transaction's connection comes from.
 #[derive(Clone)]
