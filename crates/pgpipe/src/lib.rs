@@ -45,7 +45,8 @@ pub use config::{
 };
 pub use connect::CancelToken;
 pub use copy::{
-    BinaryCopyWriter, CopyIn, CopyOut, CopyOutReader, CopyOutRows, OnConflict, ToRow, UpsertCounts,
+    BinaryCopyWriter, CopyIn, CopyOut, CopyOutReader, CopyOutRows, GenericCopy, OnConflict, ToRow,
+    UpsertCounts,
 };
 pub use driver::Connection;
 pub use error::{DbError, Error, ErrorKind, ErrorPosition, SqlState};
@@ -56,12 +57,13 @@ pub use pgpipe_proto::backend::TransactionStatus;
 pub use pool::{Pool, PoolConfig, PoolStats, PooledClient};
 pub use query::MAX_PARAMS;
 pub use query::{
-    Batch, BatchResult, BuiltQuery, Column, FromRow, GenericClient, Ident, Portal, QueryBuilder,
+    Batch, BatchResult, BuiltQuery, Column, FromRow, GenericClient, GenericSession, Ident, Portal, QueryBuilder,
     Row, RowBatch, RowIndex, RowRef, RowStream, Separated, SimpleQueryMessage, SimpleQueryRow,
     Statement, StatementRef, ToStatement,
 };
 pub use transaction::{
-    IsolationLevel, Retried, RetryFuture, RetryPolicy, Transaction, TransactionBuilder,
+    GenericUpsert, IsolationLevel, Retried, RetryFuture, RetryPolicy, Transaction,
+    TransactionBuilder,
 };
 
 #[cfg(feature = "derive")]

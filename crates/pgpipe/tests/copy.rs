@@ -76,7 +76,7 @@ fn text_rows(n: usize) -> Vec<u8> {
     out
 }
 
-async fn copy_out_all(client: &impl pgpipe::GenericClient, sql: &str) -> Vec<u8> {
+async fn copy_out_all(client: &impl pgpipe::GenericCopy, sql: &str) -> Vec<u8> {
     let mut out = client.copy_out(sql).await.unwrap();
     let mut data = Vec::new();
     while let Some(chunk) = out.next().await {

@@ -1,11 +1,16 @@
 //! One test, generic over `GenericClient`, runs every method of the trait
+//! (and of `GenericCopy` and `GenericUpsert`, implemented for all of them)
 //! on its four implementations (Client, Transaction, PooledClient, Pool)
-//! against a real server: the same calls mean the same everywhere.
+//! against a real server, and the methods of `GenericSession` on the three
+//! that are bound to one session: the same calls mean the same everywhere.
 
 mod common;
 
 use common::{bounded, connect, database};
-use pgpipe::{GenericClient, OnConflict, Pool, SimpleQueryMessage};
+use pgpipe::{
+    GenericClient, GenericCopy, GenericSession, GenericUpsert, OnConflict, Pool, SimpleQueryMessage,
+    Type,
+};
 use pgpipe_testkit::AuthRole;
 
 /// Every method of the trait, on a table of `on`'s own.
@@ -128,6 +133,27 @@ async fn exercise<C: GenericClient>(on: &C, table: &str) {
     assert_eq!(names, ["ONE", "deux", "three", "four", "five"]);
 }
 
+/// The methods of the session-bound trait (every implementation but
+/// `Pool`), on the table `exercise` left behind.
+async fn exercise_session<C: GenericSession>(on: &C, table: &str) {
+    let by_id = on
+        .prepare(&format!("SELECT name FROM {table} WHERE id = $1"))
+        .await
+        .unwrap();
+    assert_eq!(by_id.params(), [Type::INT4], "prepare on {table}");
+    let name: String = on.query_one(&by_id, (5i32,)).await.unwrap().get(0);
+    assert_eq!(name, "five", "a prepared statement runs on {table}");
+
+    // Declared types win over what the server would infer (int8, not int4).
+    let typed = on
+        .prepare_typed(&format!("SELECT count(*) FROM {table} WHERE id > $1"), &[Type::INT8])
+        .await
+        .unwrap();
+    assert_eq!(typed.params(), [Type::INT8], "prepare_typed on {table}");
+    let above: i64 = on.query_one(&typed, (3i64,)).await.unwrap().get(0);
+    assert_eq!(above, 2, "a typed prepared statement runs on {table}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_method_of_the_trait_runs_on_all_four_implementations() {
     bounded(async {
@@ -136,16 +162,20 @@ async fn every_method_of_the_trait_runs_on_all_four_implementations() {
         let pool = Pool::connect(&db.url(AuthRole::Trust)).await.unwrap();
 
         exercise(&client, "on_client").await;
+        exercise_session(&client, "on_client").await;
 
         let tx = client.transaction().await.unwrap();
         exercise(&tx, "on_transaction").await;
+        exercise_session(&tx, "on_transaction").await;
         tx.commit().await.unwrap();
 
         let mut pooled = pool.get().await.unwrap();
         exercise(&pooled, "on_pooled").await;
+        exercise_session(&pooled, "on_pooled").await;
         // A pooled connection's transaction is one more implementation.
         let tx = pooled.transaction().await.unwrap();
         exercise(&tx, "on_pooled_transaction").await;
+        exercise_session(&tx, "on_pooled_transaction").await;
         tx.rollback().await.unwrap();
         drop(pooled);
 

@@ -7,6 +7,7 @@ mod client_api;
 mod copy_in;
 mod copy_out;
 mod framed;
+mod generic;
 mod sql;
 mod to_row;
 mod typed;
@@ -14,6 +15,8 @@ mod upsert;
 
 pub use copy_in::CopyIn;
 pub use copy_out::{CopyOut, CopyOutReader};
+pub use generic::GenericCopy;
+pub(crate) use generic::{copy_in, copy_in_rows, copy_out, copy_out_rows, delegate_copy};
 pub use to_row::ToRow;
 pub use typed::{BinaryCopyWriter, CopyOutRows};
 pub use upsert::{OnConflict, UpsertCounts};

@@ -1,16 +1,13 @@
 //! What a [`Pool`] runs on a checkout of its own (a stream, a batch, COPY,
-//! simple queries, upsert), and its [`GenericClient`] implementation.
+//! simple queries, upsert), and its [`GenericClient`](crate::GenericClient)
+//! implementation.
 
-use std::borrow::Borrow;
 use std::future::Future;
 use std::pin::Pin;
 
 use super::pool::Pool;
 use crate::query::{impl_generic_client, Lent, Sealed};
-use crate::{
-    Batch, BinaryCopyWriter, CopyIn, CopyOut, CopyOutRows, Error, FromRow, OnConflict, Params,
-    RowStream, SimpleQueryMessage, ToStatement, Transaction, UpsertCounts,
-};
+use crate::{Batch, Error, Params, RowStream, SimpleQueryMessage, ToStatement};
 
 impl Sealed for Pool {
     fn session(&self) -> Pin<Box<dyn Future<Output = Result<Lent<'_>, Error>> + Send + '_>> {
@@ -72,69 +69,7 @@ impl Pool {
         Batch::deferred(self)
     }
 
-    /// Like [`Client::copy_in`](crate::Client::copy_in), on a connection
-    /// checked out until the COPY ends.
-    pub async fn copy_in(&self, sql: &str) -> Result<CopyIn, Error> {
-        let session = self.checkout_session().await?;
-        let mut copy = session.conn().copy_in(sql).await?;
-        copy.set_hold(session.into_hold());
-        Ok(copy)
-    }
+    crate::copy::delegate_copy!();
 
-    /// Like [`Client::copy_out`](crate::Client::copy_out), on a connection
-    /// checked out until the COPY ends.
-    pub async fn copy_out(&self, sql: &str) -> Result<CopyOut, Error> {
-        let session = self.checkout_session().await?;
-        let mut copy = session.conn().copy_out(sql).await?;
-        copy.set_hold(session.into_hold());
-        Ok(copy)
-    }
-
-    /// Like [`Client::copy_in_rows`](crate::Client::copy_in_rows), on a
-    /// connection checked out until the COPY ends.
-    pub async fn copy_in_rows<T: Params + ?Sized>(
-        &self,
-        table: &str,
-        columns: &[&str],
-    ) -> Result<BinaryCopyWriter<T>, Error> {
-        let session = self.checkout_session().await?;
-        let mut copy = session.conn().copy_in_rows::<T>(table, columns).await?;
-        copy.set_hold(session.into_hold());
-        Ok(copy)
-    }
-
-    /// Like [`Client::copy_out_rows`](crate::Client::copy_out_rows), on a
-    /// connection checked out until the COPY ends.
-    pub async fn copy_out_rows<T: FromRow>(&self, query: &str) -> Result<CopyOutRows<T>, Error> {
-        let session = self.checkout_session().await?;
-        let mut copy = session.conn().copy_out_rows::<T>(query).await?;
-        copy.set_hold(session.into_hold());
-        Ok(copy)
-    }
-
-    /// Like [`Client::upsert_rows`](crate::Client::upsert_rows), in a
-    /// transaction on a connection checked out for the call.
-    pub async fn upsert_rows<T, I>(
-        &self,
-        table: &str,
-        columns: &[&str],
-        key: &[&str],
-        on_conflict: OnConflict,
-        rows: I,
-    ) -> Result<UpsertCounts, Error>
-    where
-        T: Params + ?Sized,
-        I: IntoIterator,
-        I::Item: Borrow<T>,
-    {
-        let session = self.checkout_session().await?;
-        let described = session.conn().upsert_target(table, columns, key).await?;
-        let tx = Transaction::begin(session.conn()).await?;
-        let counts = tx
-            .conn()
-            .upsert_in::<T, I>(table, columns, key, on_conflict, rows, described)
-            .await?;
-        tx.commit().await?;
-        Ok(counts)
-    }
+    crate::transaction::delegate_upsert!();
 }

@@ -1,6 +1,5 @@
 //! `PooledClient`: a connection checked out of a pool.
 
-use std::borrow::Borrow;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,9 +10,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::conn::Conn;
 use super::inner::PoolInner;
 use crate::query::{delegate_queries, ConnRef};
-use crate::{
-    Client, Error, OnConflict, Transaction, TransactionBuilder, TransactionStatus, UpsertCounts,
-};
+use crate::{Client, Error, Transaction, TransactionBuilder, TransactionStatus};
 
 /// A connection checked out of a [`Pool`](super::Pool) for exclusive use:
 /// session state (`SET`, temporary tables, prepared statements) and
@@ -89,29 +86,9 @@ impl PooledClient {
 
     delegate_queries!();
 
-    /// Like [`Client::upsert_rows`]: in a transaction of its own.
-    pub async fn upsert_rows<T, I>(
-        &self,
-        table: &str,
-        columns: &[&str],
-        key: &[&str],
-        on_conflict: OnConflict,
-        rows: I,
-    ) -> Result<UpsertCounts, Error>
-    where
-        T: crate::Params + ?Sized,
-        I: IntoIterator,
-        I::Item: Borrow<T>,
-    {
-        let described = self.conn().upsert_target(table, columns, key).await?;
-        let tx = Transaction::begin(self.conn()).await?;
-        let counts = tx
-            .conn()
-            .upsert_in::<T, I>(table, columns, key, on_conflict, rows, described)
-            .await?;
-        tx.commit().await?;
-        Ok(counts)
-    }
+    crate::copy::delegate_copy!();
+
+    crate::transaction::delegate_upsert!();
 
     /// Starts a transaction on this checked-out connection; the guard stays
     /// borrowed until the transaction ends.

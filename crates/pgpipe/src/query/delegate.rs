@@ -141,33 +141,6 @@ macro_rules! delegate_queries {
             self.conn().batch_execute(sql).await
         }
 
-        /// Like [`Client::copy_in`](crate::Client::copy_in).
-        pub async fn copy_in(&self, sql: &str) -> Result<$crate::CopyIn, $crate::Error> {
-            self.conn().copy_in(sql).await
-        }
-
-        /// Like [`Client::copy_out`](crate::Client::copy_out).
-        pub async fn copy_out(&self, sql: &str) -> Result<$crate::CopyOut, $crate::Error> {
-            self.conn().copy_out(sql).await
-        }
-
-        /// Like [`Client::copy_in_rows`](crate::Client::copy_in_rows).
-        pub async fn copy_in_rows<T: $crate::Params + ?Sized>(
-            &self,
-            table: &str,
-            columns: &[&str],
-        ) -> Result<$crate::BinaryCopyWriter<T>, $crate::Error> {
-            self.conn().copy_in_rows(table, columns).await
-        }
-
-        /// Like [`Client::copy_out_rows`](crate::Client::copy_out_rows).
-        pub async fn copy_out_rows<T: $crate::FromRow>(
-            &self,
-            query: &str,
-        ) -> Result<$crate::CopyOutRows<T>, $crate::Error> {
-            self.conn().copy_out_rows(query).await
-        }
-
         /// Like [`Client::notify`](crate::Client::notify).
         pub async fn notify(&self, channel: &str, payload: &str) -> Result<(), $crate::Error> {
             self.conn().notify(channel, payload).await

@@ -1,14 +1,12 @@
 //! [`GenericClient`]: the one trait for "something that runs queries",
 //! implemented by `Client`, `Transaction`, `PooledClient` and `Pool`.
 
-use std::borrow::Borrow;
 use std::future::Future;
 use std::pin::Pin;
 
 use pgpipe_types::Params;
 
-use super::{Batch, ConnRef, FromRow, Row, RowStream, SimpleQueryMessage, ToStatement};
-use crate::copy::{BinaryCopyWriter, CopyIn, CopyOut, CopyOutRows, OnConflict, UpsertCounts};
+use super::{Batch, ConnRef, FromRow, Row, RowStream, SimpleQueryMessage, Statement, ToStatement};
 use crate::Error;
 
 pub(crate) use sealed::{Lent, Sealed};
@@ -17,8 +15,11 @@ pub(crate) use sealed::{Lent, Sealed};
 /// [`Transaction`](crate::Transaction), a
 /// [`PooledClient`](crate::PooledClient) or a [`Pool`](crate::Pool).
 /// Write code against `&impl GenericClient` and let the caller choose a
-/// dedicated connection, a transaction or a pool; named queries, the query
-/// builder, COPY and upsert take it too.
+/// dedicated connection, a transaction or a pool; named queries and the
+/// query builder take it too, and COPY and upsert run on it through
+/// [`GenericCopy`](crate::GenericCopy) and
+/// [`GenericUpsert`](crate::GenericUpsert), implemented for every
+/// `GenericClient`.
 ///
 /// Every method means the same on all four; each is documented on
 /// [`Client`](crate::Client). On a [`Pool`](crate::Pool) one statement runs
@@ -156,51 +157,46 @@ pub trait GenericClient: Sealed + Send + Sync {
     /// Starts a [`Batch`] (see [`Client::batch`](crate::Client::batch)).
     /// On a pool, the batch takes a checkout when it runs.
     fn batch(&self) -> Batch<'_>;
+}
 
-    /// Starts `COPY ... FROM STDIN` (see
-    /// [`Client::copy_in`](crate::Client::copy_in)). On a pool, the COPY
-    /// holds a checkout until it ends.
-    fn copy_in(&self, sql: &str) -> impl Future<Output = Result<CopyIn, Error>> + Send;
+/// A [`GenericClient`] bound to one server session: a
+/// [`Client`](crate::Client), a [`Transaction`](crate::Transaction) or a
+/// [`PooledClient`](crate::PooledClient). It adds what only makes sense on
+/// one session: prepared statements.
+///
+/// A [`Pool`](crate::Pool) does not implement it on purpose: a
+/// [`Statement`] exists on the connection that prepared it, and the pool
+/// runs each statement on whichever connection is free, so a statement
+/// prepared through the pool could not be run through it. Prepare on a
+/// checkout ([`Pool::get`](crate::Pool::get)) and run it there; on a pool,
+/// plain SQL text is prepared and cached per connection anyway.
+///
+/// The trait is sealed: it cannot be implemented outside pgpipe.
+///
+/// ```no_run
+/// use pgpipe::{Error, GenericSession};
+///
+/// async fn names(db: &impl GenericSession, ids: &[i32]) -> Result<Vec<String>, Error> {
+///     let stmt = db.prepare("SELECT name FROM users WHERE id = $1").await?;
+///     let mut names = Vec::new();
+///     for id in ids {
+///         names.push(db.query_one(&stmt, (*id,)).await?.get(0));
+///     }
+///     Ok(names)
+/// }
+/// ```
+pub trait GenericSession: GenericClient {
+    /// Prepares a named statement on the server (see
+    /// [`Client::prepare`](crate::Client::prepare)).
+    fn prepare(&self, sql: &str) -> impl Future<Output = Result<Statement, Error>> + Send;
 
-    /// Starts `COPY ... TO STDOUT` (see
-    /// [`Client::copy_out`](crate::Client::copy_out)). On a pool, the
-    /// COPY holds a checkout until it ends.
-    fn copy_out(&self, sql: &str) -> impl Future<Output = Result<CopyOut, Error>> + Send;
-
-    /// Starts a typed binary COPY into `table` (see
-    /// [`Client::copy_in_rows`](crate::Client::copy_in_rows)). On a pool,
-    /// the COPY holds a checkout until it ends.
-    fn copy_in_rows<T: Params + ?Sized>(
+    /// Prepares a named statement with the types of its first parameters
+    /// (see [`Client::prepare_typed`](crate::Client::prepare_typed)).
+    fn prepare_typed(
         &self,
-        table: &str,
-        columns: &[&str],
-    ) -> impl Future<Output = Result<BinaryCopyWriter<T>, Error>> + Send;
-
-    /// Streams a query's rows as `T` through a binary COPY (see
-    /// [`Client::copy_out_rows`](crate::Client::copy_out_rows)). On a
-    /// pool, the COPY holds a checkout until it ends.
-    fn copy_out_rows<T: FromRow + Send>(
-        &self,
-        query: &str,
-    ) -> impl Future<Output = Result<CopyOutRows<T>, Error>> + Send;
-
-    /// Bulk upsert (see [`Client::upsert_rows`](crate::Client::upsert_rows)):
-    /// in a transaction of its own, or in the caller's on a
-    /// [`Transaction`](crate::Transaction). On a pool, on a checkout for
-    /// the call.
-    fn upsert_rows<T, I>(
-        &self,
-        table: &str,
-        columns: &[&str],
-        key: &[&str],
-        on_conflict: OnConflict,
-        rows: I,
-    ) -> impl Future<Output = Result<UpsertCounts, Error>> + Send
-    where
-        T: Params + ?Sized + Sync,
-        I: IntoIterator + Send,
-        I::IntoIter: Send,
-        I::Item: Borrow<T> + Send;
+        sql: &str,
+        types: &[crate::Type],
+    ) -> impl Future<Output = Result<Statement, Error>> + Send;
 }
 
 mod sealed {
@@ -263,7 +259,8 @@ mod sealed {
 
 /// Implements [`GenericClient`] for a type whose inherent methods of the
 /// same names do the work; with `own_session`, also the session hook for a
-/// handle that has one (`fn conn(&self) -> &ConnRef`).
+/// handle that has one (`fn conn(&self) -> &ConnRef`) and
+/// [`GenericSession`].
 macro_rules! impl_generic_client {
     ($ty:ty, own_session) => {
         impl $crate::query::Sealed for $ty {
@@ -280,6 +277,25 @@ macro_rules! impl_generic_client {
                 Box::pin(::std::future::ready(Ok($crate::query::Lent::borrowed(
                     self.conn(),
                 ))))
+            }
+        }
+
+        impl $crate::GenericSession for $ty {
+            fn prepare(
+                &self,
+                sql: &str,
+            ) -> impl ::std::future::Future<Output = Result<$crate::Statement, $crate::Error>> + Send
+            {
+                <$ty>::prepare(self, sql)
+            }
+
+            fn prepare_typed(
+                &self,
+                sql: &str,
+                types: &[$crate::Type],
+            ) -> impl ::std::future::Future<Output = Result<$crate::Statement, $crate::Error>> + Send
+            {
+                <$ty>::prepare_typed(self, sql, types)
             }
         }
 
@@ -404,58 +420,6 @@ macro_rules! impl_generic_client {
 
             fn batch(&self) -> $crate::Batch<'_> {
                 <$ty>::batch(self)
-            }
-
-            fn copy_in(
-                &self,
-                sql: &str,
-            ) -> impl ::std::future::Future<Output = Result<$crate::CopyIn, $crate::Error>> + Send
-            {
-                <$ty>::copy_in(self, sql)
-            }
-
-            fn copy_out(
-                &self,
-                sql: &str,
-            ) -> impl ::std::future::Future<Output = Result<$crate::CopyOut, $crate::Error>> + Send
-            {
-                <$ty>::copy_out(self, sql)
-            }
-
-            fn copy_in_rows<T: $crate::Params + ?Sized>(
-                &self,
-                table: &str,
-                columns: &[&str],
-            ) -> impl ::std::future::Future<
-                Output = Result<$crate::BinaryCopyWriter<T>, $crate::Error>,
-            > + Send {
-                <$ty>::copy_in_rows::<T>(self, table, columns)
-            }
-
-            fn copy_out_rows<T: $crate::FromRow + Send>(
-                &self,
-                query: &str,
-            ) -> impl ::std::future::Future<Output = Result<$crate::CopyOutRows<T>, $crate::Error>>
-                   + Send {
-                <$ty>::copy_out_rows::<T>(self, query)
-            }
-
-            fn upsert_rows<T, I>(
-                &self,
-                table: &str,
-                columns: &[&str],
-                key: &[&str],
-                on_conflict: $crate::OnConflict,
-                rows: I,
-            ) -> impl ::std::future::Future<Output = Result<$crate::UpsertCounts, $crate::Error>>
-                   + Send
-            where
-                T: $crate::Params + ?Sized + Sync,
-                I: IntoIterator + Send,
-                I::IntoIter: Send,
-                I::Item: ::std::borrow::Borrow<T> + Send,
-            {
-                <$ty>::upsert_rows::<T, I>(self, table, columns, key, on_conflict, rows)
             }
         }
     };

@@ -39,7 +39,7 @@ pub(crate) use encode::{
 };
 pub use encode::{StatementRef, ToStatement};
 pub use from_row::FromRow;
-pub use generic::GenericClient;
+pub use generic::{GenericClient, GenericSession};
 pub(crate) use generic::{impl_generic_client, Lent, Sealed};
 pub use portal::Portal;
 pub(crate) use reply::{Event, Reply};

@@ -14,7 +14,10 @@ mod builder;
 mod retry;
 #[allow(clippy::module_inception)]
 mod transaction;
+mod upsert;
 
 pub use builder::{IsolationLevel, TransactionBuilder};
 pub use retry::{Retried, RetryFuture, RetryPolicy};
 pub use transaction::Transaction;
+pub use upsert::GenericUpsert;
+pub(crate) use upsert::{delegate_upsert, upsert_rows};

@@ -1,13 +1,11 @@
 //! [`Transaction`]: a transaction (or a savepoint inside one) that can only
 //! be used while it is open.
 
-use std::borrow::Borrow;
 use std::fmt;
 use std::marker::PhantomData;
 
 use tracing::Instrument;
 
-use crate::copy::{OnConflict, UpsertCounts};
 use crate::driver::{Request, SessionEnd};
 use crate::error::ErrorKind;
 use crate::query::{delegate_queries, ConnRef};
@@ -136,6 +134,10 @@ impl Transaction<'_> {
 
     delegate_queries!();
 
+    crate::copy::delegate_copy!();
+
+    super::delegate_upsert!();
+
     /// The transaction state the server reported last: in a transaction,
     /// or in a failed one (see
     /// [`Client::transaction_status`](crate::Client::transaction_status)).
@@ -147,27 +149,6 @@ impl Transaction<'_> {
     /// `pg_stat_activity`, `pg_locks`, ...).
     pub fn backend_pid(&self) -> i32 {
         self.conn.shared().process_id
-    }
-
-    /// Like [`Client::upsert_rows`](crate::Client::upsert_rows), inside
-    /// this transaction (no transaction of its own).
-    pub async fn upsert_rows<T, I>(
-        &self,
-        table: &str,
-        columns: &[&str],
-        key: &[&str],
-        on_conflict: OnConflict,
-        rows: I,
-    ) -> Result<UpsertCounts, Error>
-    where
-        T: crate::Params + ?Sized,
-        I: IntoIterator,
-        I::Item: Borrow<T>,
-    {
-        let described = self.conn.upsert_target(table, columns, key).await?;
-        self.conn
-            .upsert_in::<T, I>(table, columns, key, on_conflict, rows, described)
-            .await
     }
 
     /// Starts a nested transaction at a savepoint named `name` (quoted as
