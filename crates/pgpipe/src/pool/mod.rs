@@ -90,6 +90,7 @@ mod generic;
 mod guard;
 mod inner;
 mod lane;
+mod maintenance;
 #[cfg(feature = "metrics")]
 mod metrics;
 #[allow(clippy::module_inception)]
