@@ -20,3 +20,4 @@ pub(crate) use generic::{copy_in, copy_in_rows, copy_out, copy_out_rows, delegat
 pub use to_row::ToRow;
 pub use typed::{BinaryCopyWriter, CopyOutRows};
 pub use upsert::{OnConflict, UpsertCounts};
+pub(crate) use upsert::Upsert;

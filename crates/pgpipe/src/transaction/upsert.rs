@@ -9,6 +9,7 @@ use std::future::Future;
 use pgpipe_types::Params;
 
 use super::Transaction;
+use crate::copy::Upsert;
 use crate::driver::NO_SESSION;
 use crate::{Error, GenericClient, OnConflict, UpsertCounts};
 
@@ -58,20 +59,21 @@ where
     I: IntoIterator,
     I::Item: Borrow<T>,
 {
+    let upsert = Upsert {
+        table,
+        columns,
+        key,
+        on_conflict,
+    };
     let session = db.session().await?;
     let conn = session.conn();
-    let described = conn.upsert_target(table, columns, key).await?;
+    let described = upsert.target(conn).await?;
     if conn.session() != NO_SESSION {
         // A transaction's handle: the upsert is part of the caller's work.
-        return conn
-            .upsert_in::<T, I>(table, columns, key, on_conflict, rows, described)
-            .await;
+        return upsert.run::<T, I>(conn, rows, described).await;
     }
     let tx = Transaction::begin(conn).await?;
-    let counts = tx
-        .conn()
-        .upsert_in::<T, I>(table, columns, key, on_conflict, rows, described)
-        .await?;
+    let counts = upsert.run::<T, I>(tx.conn(), rows, described).await?;
     tx.commit().await?;
     Ok(counts)
 }
