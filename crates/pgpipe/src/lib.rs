@@ -57,9 +57,9 @@ pub use pgpipe_proto::backend::TransactionStatus;
 pub use pool::{Pool, PoolConfig, PoolStats, PooledClient};
 pub use query::MAX_PARAMS;
 pub use query::{
-    Batch, BatchResult, BuiltQuery, Column, FromRow, GenericClient, GenericSession, Ident, Portal, QueryBuilder,
-    Row, RowBatch, RowIndex, RowRef, RowStream, Separated, SimpleQueryMessage, SimpleQueryRow,
-    Statement, StatementRef, ToStatement,
+    Batch, BatchResult, BuiltQuery, Column, FromRow, GenericClient, GenericSession, Ident, Portal,
+    QueryBuilder, Row, RowBatch, RowIndex, RowRef, RowStream, Separated, SimpleQueryMessage,
+    SimpleQueryRow, Statement, StatementRef, ToStatement,
 };
 pub use transaction::{
     GenericUpsert, IsolationLevel, Retried, RetryFuture, RetryPolicy, Transaction,

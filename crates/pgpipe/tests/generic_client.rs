@@ -8,8 +8,8 @@ mod common;
 
 use common::{bounded, connect, database};
 use pgpipe::{
-    GenericClient, GenericCopy, GenericSession, GenericUpsert, OnConflict, Pool, SimpleQueryMessage,
-    Type,
+    GenericClient, GenericCopy, GenericSession, GenericUpsert, OnConflict, Pool,
+    SimpleQueryMessage, Type,
 };
 use pgpipe_testkit::AuthRole;
 
@@ -146,7 +146,10 @@ async fn exercise_session<C: GenericSession>(on: &C, table: &str) {
 
     // Declared types win over what the server would infer (int8, not int4).
     let typed = on
-        .prepare_typed(&format!("SELECT count(*) FROM {table} WHERE id > $1"), &[Type::INT8])
+        .prepare_typed(
+            &format!("SELECT count(*) FROM {table} WHERE id > $1"),
+            &[Type::INT8],
+        )
         .await
         .unwrap();
     assert_eq!(typed.params(), [Type::INT8], "prepare_typed on {table}");

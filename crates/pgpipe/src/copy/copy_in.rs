@@ -14,14 +14,11 @@
 //! data.
 
 use std::future::poll_fn;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::{Bytes, BytesMut};
 use pgpipe_proto::backend::tag;
 use pgpipe_proto::frontend;
-use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::framed::Framed;
 use crate::driver::{Request, Responses, SessionId, NO_SESSION};

@@ -4,7 +4,6 @@
 
 use std::future::Future;
 
-
 use pgpipe_types::Params;
 
 use super::copy_in::CopyIn;
@@ -78,7 +77,10 @@ pub(crate) async fn copy_in<C: GenericClient + ?Sized>(db: &C, sql: &str) -> Res
     Ok(copy)
 }
 
-pub(crate) async fn copy_out<C: GenericClient + ?Sized>(db: &C, sql: &str) -> Result<CopyOut, Error> {
+pub(crate) async fn copy_out<C: GenericClient + ?Sized>(
+    db: &C,
+    sql: &str,
+) -> Result<CopyOut, Error> {
     let session = db.session().await?;
     let mut copy = session.conn().copy_out(sql).await?;
     copy.set_hold(session.into_hold());

@@ -19,5 +19,5 @@ pub use generic::GenericCopy;
 pub(crate) use generic::{copy_in, copy_in_rows, copy_out, copy_out_rows, delegate_copy};
 pub use to_row::ToRow;
 pub use typed::{BinaryCopyWriter, CopyOutRows};
-pub use upsert::{OnConflict, UpsertCounts};
 pub(crate) use upsert::Upsert;
+pub use upsert::{OnConflict, UpsertCounts};

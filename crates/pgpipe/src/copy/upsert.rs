@@ -54,7 +54,12 @@ impl Upsert<'_> {
     /// Checks the arguments and describes the target columns, before the
     /// transaction begins.
     pub(crate) async fn target(&self, client: &ConnRef) -> Result<Arc<[Column]>, Error> {
-        let Upsert { table, columns, key, .. } = *self;
+        let Upsert {
+            table,
+            columns,
+            key,
+            ..
+        } = *self;
         if columns.is_empty() || key.is_empty() {
             return Err(Error::new(
                 ErrorKind::InvalidUse,

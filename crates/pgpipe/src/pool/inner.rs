@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore, TryAcquireError};
@@ -358,7 +358,6 @@ impl PoolInner {
             pool.lane.done_growing();
         });
     }
-
 }
 
 /// A connection being checked during an acquire; if the acquire is dropped

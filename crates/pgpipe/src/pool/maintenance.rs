@@ -48,7 +48,6 @@ impl PoolInner {
         Ok(inner)
     }
 
-
     /// Closes the pool: refuses acquires, closes idle and shared
     /// connections now and checked-out ones when they come back.
     pub(crate) fn close(&self) {

@@ -39,8 +39,8 @@ pub(crate) use encode::{
 };
 pub use encode::{StatementRef, ToStatement};
 pub use from_row::FromRow;
-pub use generic::{GenericClient, GenericSession};
 pub(crate) use generic::{impl_generic_client, Lent, Sealed};
+pub use generic::{GenericClient, GenericSession};
 pub use portal::Portal;
 pub(crate) use reply::{Event, Reply};
 pub(crate) use response::read_response;
