@@ -898,6 +898,22 @@ fn every_table_key_parses_and_an_empty_value_restores_the_default() {
     assert_eq!(c, Config::new());
 }
 
+#[test]
+fn the_secret_keys_are_exactly_those_debug_hides() {
+    let value = "Zq9Zq9";
+    for key in fields::KEYS {
+        let mut c = Config::new();
+        // Only keys that take such a text; the others reject it.
+        if params::apply(&mut c, key, value).is_err() {
+            assert!(!params::is_secret(key), "{key}");
+            continue;
+        }
+        let hidden = !format!("{c:?}").contains(value);
+        assert_eq!(params::is_secret(key), hidden, "{key}: {c:?}");
+    }
+    assert!(params::is_secret("password") && params::is_secret("sslpassword"));
+}
+
 // ------------------------------------------------------------- resolve
 
 #[test]

@@ -288,8 +288,7 @@ fn decode(s: &str, what: &str) -> Result<Vec<u8>, ConfigError> {
                 i += 3;
             }
             _ => {
-                let secret = what == "password" || what == "sslpassword";
-                if secret {
+                if params::is_secret(what) {
                     return Err(ConfigError::new(
                         what,
                         format!("invalid percent-encoding in {what}"),
@@ -341,6 +340,5 @@ fn redact_query(url: &str) -> String {
 }
 
 fn is_secret_key(key: &str) -> bool {
-    let key = percent_encoding::percent_decode_str(key).decode_utf8_lossy();
-    key == "password" || key == "sslpassword"
+    params::is_secret(&percent_encoding::percent_decode_str(key).decode_utf8_lossy())
 }
