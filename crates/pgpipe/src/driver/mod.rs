@@ -2,6 +2,7 @@
 //! with it: the request queue and write buffer ([`Shared`]), the reply
 //! hand-off ([`Slot`], [`Responses`]), and the byte stream it owns.
 
+mod closing;
 mod coalesce;
 mod connection;
 mod copy_data;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use pgpipe_proto::backend::TransactionStatus;
-use pgpipe_proto::frontend::{self, Encoder};
+use pgpipe_proto::frontend::Encoder;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use crate::driver::coalesce;
@@ -28,7 +28,7 @@ use crate::Error;
 
 pub(crate) struct Shared {
     queue: Mutex<Queue>,
-    permits: Arc<Semaphore>,
+    pub(super) permits: Arc<Semaphore>,
     pub(crate) encoder: Encoder,
     pub(crate) process_id: i32,
     pub(crate) secret_key: i32,
@@ -45,7 +45,7 @@ pub(crate) struct Shared {
     /// Requests queued or sent whose answer has not ended yet.
     pub(super) outstanding: AtomicUsize,
     /// Mirrors `Queue::closed.is_some()` for lock-free reads.
-    closed_flag: std::sync::atomic::AtomicBool,
+    pub(super) closed_flag: std::sync::atomic::AtomicBool,
     /// The default client-side query timeout.
     pub(crate) query_timeout: Option<Duration>,
     /// Woken when a reservation ends.
@@ -117,16 +117,6 @@ impl Shared {
             .acquire_owned()
             .await
             .map_err(|_| self.closed_error())
-    }
-
-    /// Why the connection takes no more requests, as an error.
-    fn closed_error(&self) -> Error {
-        let reason = self
-            .lock()
-            .closed
-            .clone()
-            .unwrap_or_else(|| "the connection is closed".into());
-        Error::closed().context(reason)
     }
 
     /// Queues a request, after waiting for a place in the queue.
@@ -379,21 +369,6 @@ impl Shared {
         Ok((r, begin, false))
     }
 
-    /// Every slot still waiting to be written (the queue and requests
-    /// deferred behind a session), for the driver failing them all; ends any
-    /// reservation, waking whoever waits for one.
-    pub(crate) fn drain_unsent(&self, q: &mut Queue) -> Vec<Arc<Slot>> {
-        let mut out: Vec<Arc<Slot>> = q.slots.drain(..).collect();
-        if let Some(held) = q.reservation.take() {
-            out.extend(held.deferred_slots);
-        }
-        if let Some(writer) = q.writer_waker.take() {
-            writer.wake();
-        }
-        self.released.notify_waiters();
-        out
-    }
-
     /// Driver side: queues the members of a coalesced group that must run
     /// again, each on its own Sync (see [`coalesce::settle`]); fails them
     /// if the connection is closing. Returns whether they go out now: not
@@ -441,53 +416,6 @@ impl Shared {
         true
     }
 
-    /// Queues Terminate; later requests fail as closed.
-    pub(crate) fn terminate(&self) {
-        let waker = {
-            let mut q = self.lock();
-            if q.closed.is_some() {
-                return;
-            }
-            q.closed = Some("the client was closed".into());
-            self.closed_flag.store(true, Ordering::Release);
-            q.terminating = true;
-            q.seal_group();
-            frontend::terminate(&mut q.write_buf);
-            q.flush_now = true;
-            q.driver_waker.take()
-        };
-        if let Some(w) = waker {
-            w.wake();
-        }
-    }
-
-    /// The error to hand a caller whose response went wrong: a protocol
-    /// error also closes the connection, whose state can't be trusted.
-    pub(crate) fn request_failed(&self, e: Error) -> Error {
-        if e.kind() == crate::ErrorKind::Protocol {
-            self.abort(e)
-        } else {
-            e
-        }
-    }
-
-    /// Closes the connection because the server broke the protocol; returns
-    /// the error for the caller that noticed.
-    pub(crate) fn abort(&self, error: Error) -> Error {
-        let waker = {
-            let mut q = self.lock();
-            q.abort
-                .get_or_insert_with(|| (error.kind(), error.to_string()));
-            q.closed.get_or_insert_with(|| error.to_string());
-            self.closed_flag.store(true, Ordering::Release);
-            q.driver_waker.take()
-        };
-        if let Some(w) = waker {
-            w.wake();
-        }
-        error
-    }
-
     /// Waits for `n` places in the request queue, taken all at once so
     /// that two waiting batches can never each hold part of what they need.
     pub(crate) async fn permits(&self, n: usize) -> Result<Vec<OwnedSemaphorePermit>, Error> {
@@ -512,22 +440,6 @@ impl Shared {
         }
         out.push(all);
         Ok(out)
-    }
-
-    /// The driver is gone: wake everyone waiting for a queue place.
-    pub(crate) fn close_queue(&self) {
-        self.permits.close();
-    }
-
-    /// Lock-free: the pool asks this on every statement.
-    pub(crate) fn is_closed(&self) -> bool {
-        self.closed_flag.load(Ordering::Acquire)
-    }
-
-    /// Records why the connection takes no more requests (first reason wins).
-    pub(crate) fn mark_closed(&self, q: &mut Queue, reason: impl FnOnce() -> String) {
-        q.closed.get_or_insert_with(reason);
-        self.closed_flag.store(true, Ordering::Release);
     }
 
     pub(crate) fn outstanding(&self) -> usize {
