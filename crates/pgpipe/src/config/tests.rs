@@ -914,6 +914,74 @@ fn the_secret_keys_are_exactly_those_debug_hides() {
     assert!(params::is_secret("password") && params::is_secret("sslpassword"));
 }
 
+/// Every parameter of the table reaches `ResolvedConfig`: a row added to
+/// the table but forgotten in `resolve` (or in `ResolvedConfig`) fails here,
+/// and so does a row without a sample below.
+#[test]
+fn every_table_key_changes_the_resolved_config() {
+    // key, a setting of it, and what both sides share (some settings need
+    // a companion to be valid).
+    let samples: &[(&str, &str, &str)] = &[
+        ("host", "host=h2", ""),
+        ("hostaddr", "hostaddr=10.1.1.1", ""),
+        ("port", "port=6000", ""),
+        ("user", "user=u2", ""),
+        ("password", "password=pw", ""),
+        ("dbname", "dbname=d2", ""),
+        ("application_name", "application_name=a2", ""),
+        (
+            "fallback_application_name",
+            "fallback_application_name=f2",
+            "",
+        ),
+        ("options", "options=-cx=1", ""),
+        ("connect_timeout", "connect_timeout=3", ""),
+        ("sslmode", "sslmode=require", ""),
+        (
+            "target_session_attrs",
+            "target_session_attrs=read-write",
+            "",
+        ),
+        ("load_balance_hosts", "load_balance_hosts=random", ""),
+        ("keepalives", "keepalives=0", ""),
+        ("keepalives_idle", "keepalives_idle=5", ""),
+        ("keepalives_interval", "keepalives_interval=5", ""),
+        ("keepalives_count", "keepalives_count=3", ""),
+        ("tcp_user_timeout", "tcp_user_timeout=100", ""),
+        ("query_timeout", "query_timeout=100", ""),
+        ("coalesce_sync", "coalesce_sync=on", ""),
+        ("passfile", "passfile=/pf", ""),
+        ("statement_cache_capacity", "statement_cache_capacity=3", ""),
+        ("query_mode", "query_mode=unnamed", ""),
+        ("max_message_size", "max_message_size=1000", ""),
+        ("scram_max_iterations", "scram_max_iterations=5", ""),
+        ("sslcert", "sslcert=/c", ""),
+        ("sslkey", "sslkey=/k", ""),
+        ("sslrootcert", "sslrootcert=/r", ""),
+        ("sslpassword", "sslpassword=sp", ""),
+        ("sslcrl", "sslcrl=/l", ""),
+        ("sslcrldir", "sslcrldir=/ld", ""),
+        ("channel_binding", "channel_binding=require", ""),
+        ("sslnegotiation", "sslnegotiation=direct", "sslmode=require"),
+        ("require_auth", "require_auth=password", ""),
+        ("min_protocol_version", "min_protocol_version=3.2", ""),
+        ("max_protocol_version", "max_protocol_version=3.2", ""),
+    ];
+    let mut sampled: Vec<&str> = samples.iter().map(|(key, _, _)| *key).collect();
+    let mut keys = fields::KEYS.to_vec();
+    sampled.sort_unstable();
+    keys.sort_unstable();
+    assert_eq!(sampled, keys, "every key of the table needs a sample here");
+
+    let env = FakeEnv::new().file("/pf", "*:*:*:*:filepw\n", Some(0o100600));
+    for (key, with, shared) in samples {
+        let base = format!("user=u host=h {shared}");
+        let without = resolve(&parse(&base), &env);
+        let with = resolve(&parse(&format!("{base} {with}")), &env);
+        assert_ne!(with, without, "{key} does not reach ResolvedConfig");
+    }
+}
+
 // ------------------------------------------------------------- resolve
 
 #[test]
