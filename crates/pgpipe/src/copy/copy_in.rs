@@ -65,12 +65,13 @@ enum State {
 /// [`Client::copy_in`](crate::Client::copy_in).
 ///
 /// Write the data with [`send`](Self::send), [`copy_from`](Self::copy_from)
-/// (any [`AsyncRead`]) or as a [`futures_sink::Sink<Bytes>`], in the
-/// format the statement names (text, CSV or binary: pgpipe passes it
-/// through unparsed); then [`finish`](Self::finish) returns the number of
-/// rows copied. Data is buffered into CopyData messages of 64 KiB and at
-/// most 256 KiB is queued ahead of the socket, so a fast producer waits
-/// for the network instead of filling memory.
+/// (any [`AsyncRead`](tokio::io::AsyncRead)) or as a
+/// [`futures_sink::Sink<Bytes>`], in the format the statement names
+/// (text, CSV or binary: pgpipe passes it through unparsed); then
+/// [`finish`](Self::finish) returns the number of rows copied. Data is
+/// buffered into CopyData messages of 64 KiB and at most 256 KiB is queued
+/// ahead of the socket, so a fast producer waits for the network instead
+/// of filling memory.
 ///
 /// An error the server reports in the middle (a bad row) is noticed while
 /// writing: the next `send` returns it, with the server's CONTEXT (which
