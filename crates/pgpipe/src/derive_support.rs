@@ -12,7 +12,7 @@ pub use pgpipe_types::__private::{
 };
 pub use pgpipe_types::encode_param;
 
-pub use crate::query::from_row::{check_column, column_index, non_null, FromRow};
+pub use crate::query::from_row::{check_column, column_count, column_index, non_null, FromRow};
 pub use crate::query::{Column, Row};
 pub use crate::Error;
 
@@ -24,26 +24,6 @@ use crate::error::ErrorKind;
 /// `#[pg(default)]` fields).
 pub fn find_column(columns: &[Column], name: &str) -> Option<usize> {
     columns.iter().position(|c| c.name() == name)
-}
-
-/// Checks that a result has exactly the `expected` columns a tuple struct
-/// `target` reads.
-pub fn column_count(
-    columns: &[Column],
-    expected: usize,
-    target: &'static str,
-) -> Result<(), Error> {
-    if columns.len() == expected {
-        return Ok(());
-    }
-    let names: Vec<&str> = columns.iter().map(Column::name).collect();
-    Err(Error::new(
-        ErrorKind::ColumnCount,
-        format!(
-            "{target} takes {expected} column(s), but the result has {}: {names:?}",
-            columns.len()
-        ),
-    ))
 }
 
 /// Adds the field being read (`target.field`) in front of an error.

@@ -125,7 +125,13 @@ where
     }
 }
 
-fn check_count(columns: &[Column], expected: usize, target: &'static str) -> Result<(), Error> {
+/// Checks that a result has exactly the `expected` columns a tuple (or a
+/// tuple struct) `target` reads; derived code calls it too.
+pub fn column_count(
+    columns: &[Column],
+    expected: usize,
+    target: &'static str,
+) -> Result<(), Error> {
     if columns.len() == expected {
         return Ok(());
     }
@@ -149,7 +155,7 @@ macro_rules! tuple_from_row {
 
             fn check(columns: &[Column]) -> Result<(), Error> {
                 let target = std::any::type_name::<Self>();
-                check_count(columns, $n, target)?;
+                column_count(columns, $n, target)?;
                 $(check_column::<$T>(columns, $idx, stringify!($idx), target)?;)+
                 Ok(())
             }
