@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
 /// The system allocator, counting allocations (and reallocations).
+#[derive(Debug)]
 pub struct CountingAlloc;
 
 // SAFETY: forwards every call to `System` unchanged; only counts.

@@ -2,6 +2,8 @@
 //! pgbench) and a `raw` protocol floor. See `docs/benchmarks.md`.
 
 #![warn(missing_docs)]
+#![warn(missing_debug_implementations)]
+#![warn(unreachable_pub)]
 
 pub mod alloc;
 pub mod app;

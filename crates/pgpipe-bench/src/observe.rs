@@ -55,7 +55,7 @@ mod recorder {
 
     /// One series: a count and a sum (enough for a rate and a mean).
     #[derive(Default)]
-    pub struct Cell {
+    pub(super) struct Cell {
         count: AtomicU64,
         bits: AtomicU64,
     }
@@ -90,7 +90,7 @@ mod recorder {
     }
 
     #[derive(Default)]
-    pub struct MapRecorder {
+    pub(super) struct MapRecorder {
         cells: Mutex<HashMap<Key, Arc<Cell>>>,
     }
 

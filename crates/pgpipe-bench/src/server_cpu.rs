@@ -16,6 +16,7 @@ use crate::error::BenchError;
 
 /// Watches the server's backends through one extra, otherwise idle,
 /// connection.
+#[derive(Debug)]
 pub struct ServerCpu {
     observer: pgpipe::Client,
     postmaster: u32,

@@ -13,6 +13,9 @@
 //!
 //! The URL may also come from `DATABASE_URL`.
 
+#![warn(missing_debug_implementations)]
+#![warn(unreachable_pub)]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

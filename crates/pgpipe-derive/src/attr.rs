@@ -13,21 +13,21 @@ use syn::{Attribute, LitStr};
 use crate::case::{RenameRule, RULES};
 
 /// A parsed attribute value with the span to point errors at.
-pub struct At<T> {
+pub(crate) struct At<T> {
     pub value: T,
     pub span: Span,
 }
 
 /// Container (struct or enum) attributes.
 #[derive(Default)]
-pub struct Container {
+pub(crate) struct Container {
     pub name: Option<At<String>>,
     pub rename_all: Option<At<RenameRule>>,
 }
 
 /// Field and variant attributes.
 #[derive(Default)]
-pub struct Member {
+pub(crate) struct Member {
     pub rename: Option<At<String>>,
     pub default: Option<Span>,
     pub flatten: Option<Span>,
@@ -53,7 +53,7 @@ fn pg_attrs(attrs: &[Attribute]) -> impl Iterator<Item = &Attribute> {
 impl Container {
     /// Parses the container's `#[pg(...)]` attributes; `what` names the
     /// derive for error messages.
-    pub fn parse(attrs: &[Attribute], what: &str) -> syn::Result<Container> {
+    pub(crate) fn parse(attrs: &[Attribute], what: &str) -> syn::Result<Container> {
         let mut out = Container::default();
         for attr in pg_attrs(attrs) {
             attr.parse_nested_meta(|meta| {
@@ -100,7 +100,7 @@ impl Container {
 
 impl Member {
     /// Parses a field's or variant's `#[pg(...)]` attributes.
-    pub fn parse(attrs: &[Attribute], what: &str) -> syn::Result<Member> {
+    pub(crate) fn parse(attrs: &[Attribute], what: &str) -> syn::Result<Member> {
         let mut out = Member::default();
         for attr in pg_attrs(attrs) {
             attr.parse_nested_meta(|meta| {
@@ -145,7 +145,7 @@ impl Member {
 
     /// Errors for each attribute that is set but not in `allowed`, with
     /// `why` saying which derive rejects it.
-    pub fn reject(&self, allowed: &[&str], why: &str) -> syn::Result<()> {
+    pub(crate) fn reject(&self, allowed: &[&str], why: &str) -> syn::Result<()> {
         let set: [(&str, Option<Span>); 5] = [
             ("rename", self.rename.as_ref().map(|s| s.span)),
             ("default", self.default),
@@ -164,7 +164,7 @@ impl Member {
     }
 
     /// Errors when two attributes that cannot be combined are both set.
-    pub fn conflicts(&self, pairs: &[(&str, &str)]) -> syn::Result<()> {
+    pub(crate) fn conflicts(&self, pairs: &[(&str, &str)]) -> syn::Result<()> {
         let get = |key: &str| -> Option<Span> {
             match key {
                 "rename" => self.rename.as_ref().map(|s| s.span),
@@ -198,7 +198,7 @@ fn path_string(path: &syn::Path) -> String {
 /// The PostgreSQL name of a field or variant: its `rename`, else the
 /// container's `rename_all` applied to the identifier (without `r#`), else
 /// the identifier.
-pub fn pg_name(ident: &syn::Ident, member: &Member, container: &Container) -> String {
+pub(crate) fn pg_name(ident: &syn::Ident, member: &Member, container: &Container) -> String {
     if let Some(rename) = &member.rename {
         return rename.value.clone();
     }
@@ -211,7 +211,7 @@ pub fn pg_name(ident: &syn::Ident, member: &Member, container: &Container) -> St
 }
 
 /// Errors if two members map to the same PostgreSQL name.
-pub fn check_unique(names: &[(String, Span)], what: &str) -> syn::Result<()> {
+pub(crate) fn check_unique(names: &[(String, Span)], what: &str) -> syn::Result<()> {
     for (i, (name, span)) in names.iter().enumerate() {
         if names[..i].iter().any(|(n, _)| n == name) {
             return Err(syn::Error::new(

@@ -2,7 +2,7 @@
 
 /// A `#[pg(rename_all = "...")]` rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RenameRule {
+pub(crate) enum RenameRule {
     Snake,
     Camel,
     Pascal,
@@ -14,10 +14,10 @@ pub enum RenameRule {
 }
 
 /// The accepted spellings, for error messages.
-pub const RULES: &str = "\"snake_case\", \"camelCase\", \"PascalCase\", \"SCREAMING_SNAKE_CASE\", \"lowercase\", \"UPPERCASE\", \"kebab-case\", \"SCREAMING-KEBAB-CASE\"";
+pub(crate) const RULES: &str = "\"snake_case\", \"camelCase\", \"PascalCase\", \"SCREAMING_SNAKE_CASE\", \"lowercase\", \"UPPERCASE\", \"kebab-case\", \"SCREAMING-KEBAB-CASE\"";
 
 impl RenameRule {
-    pub fn parse(s: &str) -> Option<RenameRule> {
+    pub(crate) fn parse(s: &str) -> Option<RenameRule> {
         Some(match s {
             "snake_case" => RenameRule::Snake,
             "camelCase" => RenameRule::Camel,
@@ -34,7 +34,7 @@ impl RenameRule {
     /// Applies the rule to a Rust identifier (a snake_case field or a
     /// PascalCase variant; either works, words are split on `_` and on case
     /// changes).
-    pub fn apply(self, ident: &str) -> String {
+    pub(crate) fn apply(self, ident: &str) -> String {
         match self {
             // Like serde: a plain case mapping of the whole name.
             RenameRule::Lower => return ident.to_lowercase(),

@@ -17,6 +17,8 @@
 //! (`r#type`) is named without its `r#`.
 
 #![forbid(unsafe_code)]
+#![warn(missing_debug_implementations)]
+#![warn(unreachable_pub)]
 
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};

@@ -44,7 +44,7 @@ fn inner<'a>(input: &'a DeriveInput, what: &str) -> syn::Result<Inner<'a>> {
     })
 }
 
-pub fn expand_encode(input: &DeriveInput) -> syn::Result<TokenStream> {
+pub(crate) fn expand_encode(input: &DeriveInput) -> syn::Result<TokenStream> {
     let inner = inner(input, "Encode")?;
     let ident = &input.ident;
     let (member, ty) = (&inner.member, inner.ty);
@@ -84,7 +84,7 @@ pub fn expand_encode(input: &DeriveInput) -> syn::Result<TokenStream> {
     })
 }
 
-pub fn expand_decode(input: &DeriveInput) -> syn::Result<TokenStream> {
+pub(crate) fn expand_decode(input: &DeriveInput) -> syn::Result<TokenStream> {
     let inner = inner(input, "Decode")?;
     let ident = &input.ident;
     let ty = inner.ty;

@@ -7,7 +7,7 @@ use syn::{Data, DeriveInput, Fields};
 use crate::attr::{check_unique, pg_name, Container, Member};
 use crate::util::{decode_lifetime, type_name};
 
-pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
+pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let data = match &input.data {
         Data::Enum(e) => e,
         Data::Struct(s) => {

@@ -104,7 +104,7 @@ fn locate(relative: &str) -> Result<PathBuf, String> {
     ))
 }
 
-pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
+pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let fields = match &input.data {
         syn::Data::Struct(s) => &s.fields,
         _ => {

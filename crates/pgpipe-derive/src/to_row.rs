@@ -9,7 +9,7 @@ use syn::{DeriveInput, Fields};
 use crate::attr::{check_unique, pg_name, Container, Member};
 use crate::util::{bound_fields, struct_fields};
 
-pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
+pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let fields = struct_fields(
         input,
         "ToRow",

@@ -7,12 +7,12 @@ use syn::{parse_quote, Data, DeriveInput, Fields, Generics, Lifetime};
 /// The lifetime a derived `Decode<'x>` impl uses: the type's own lifetime
 /// when it has one (borrowed fields such as `&'a str` point into the
 /// row), else a fresh one added to the impl's generics.
-pub struct DecodeLifetime {
+pub(crate) struct DecodeLifetime {
     pub lifetime: Lifetime,
     pub generics: Generics,
 }
 
-pub fn decode_lifetime(input: &DeriveInput, what: &str) -> syn::Result<DecodeLifetime> {
+pub(crate) fn decode_lifetime(input: &DeriveInput, what: &str) -> syn::Result<DecodeLifetime> {
     let lifetimes: Vec<_> = input.generics.lifetimes().collect();
     match lifetimes.len() {
         0 => {
@@ -37,7 +37,11 @@ pub fn decode_lifetime(input: &DeriveInput, what: &str) -> syn::Result<DecodeLif
 /// Adds `bound` for every field type to `generics`' where clause when the
 /// type has type parameters (for concrete types, a missing impl is better
 /// reported at the field than through a where clause).
-pub fn bound_fields(generics: &mut Generics, field_types: &[&syn::Type], bound: TokenStream) {
+pub(crate) fn bound_fields(
+    generics: &mut Generics,
+    field_types: &[&syn::Type],
+    bound: TokenStream,
+) {
     if generics.type_params().next().is_none() {
         return;
     }
@@ -49,7 +53,7 @@ pub fn bound_fields(generics: &mut Generics, field_types: &[&syn::Type], bound: 
 
 /// The fields of a struct, or an error naming the derive for enums and
 /// unions.
-pub fn struct_fields<'a>(
+pub(crate) fn struct_fields<'a>(
     input: &'a DeriveInput,
     what: &str,
     hint: &str,
@@ -68,7 +72,7 @@ pub fn struct_fields<'a>(
 }
 
 /// `stringify!`-like: the type's name as a string literal token.
-pub fn type_name(input: &DeriveInput) -> TokenStream {
+pub(crate) fn type_name(input: &DeriveInput) -> TokenStream {
     let name = input.ident.to_string();
     quote!(#name)
 }

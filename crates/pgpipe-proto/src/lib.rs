@@ -8,6 +8,8 @@
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
+#![warn(missing_debug_implementations)]
+#![warn(unreachable_pub)]
 
 pub mod auth;
 pub mod backend;

@@ -39,6 +39,8 @@
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
+#![warn(missing_debug_implementations)]
+#![warn(unreachable_pub)]
 
 use std::fmt;
 

@@ -19,6 +19,8 @@
 //! ```
 
 #![warn(missing_docs)]
+#![warn(missing_debug_implementations)]
+#![warn(unreachable_pub)]
 
 pub mod cli;
 pub mod db;

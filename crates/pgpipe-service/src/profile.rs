@@ -9,6 +9,15 @@ pub struct Profile {
     path: PathBuf,
 }
 
+/// The output path; the profiler's sampling state has no useful `Debug`.
+impl std::fmt::Debug for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Profile")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Profile {
     /// Starts sampling; the flame graph goes to `path` at [`finish`](Profile::finish).
     pub fn start(path: &Path) -> Result<Profile, String> {

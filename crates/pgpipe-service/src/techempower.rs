@@ -24,7 +24,7 @@ pub const WORLD_ROWS: i32 = 10_000;
 pub const ADDED_FORTUNE: &str = "Additional fortune added at request time.";
 
 /// The `/json` body.
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 pub struct Message {
     /// Always `Hello, World!`.
     pub message: &'static str,

@@ -44,6 +44,8 @@
 //! # Ok::<(), pgpipe_testkit::TestkitError>(())
 //! ```
 #![warn(missing_docs)]
+#![warn(missing_debug_implementations)]
+#![warn(unreachable_pub)]
 
 mod addresses;
 mod auth;

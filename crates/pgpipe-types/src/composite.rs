@@ -110,6 +110,17 @@ pub struct CompositeWriter<'a> {
     next: usize,
 }
 
+/// The type and progress, not the buffer (which holds other messages too).
+impl std::fmt::Debug for CompositeWriter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompositeWriter")
+            .field("ty", &format_args!("{}", self.ty))
+            .field("fields", &self.fields.len())
+            .field("next", &self.next)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a> CompositeWriter<'a> {
     /// Starts a value of the composite type `ty` (a domain over one works
     /// too) and writes its field count. An error unless `ty` is a composite
@@ -268,6 +279,17 @@ pub struct CompositeReader<'t, 'a> {
     pos: usize,
     count: usize,
     index: usize,
+}
+
+/// The type and progress, not the value's bytes.
+impl std::fmt::Debug for CompositeReader<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompositeReader")
+            .field("ty", &format_args!("{}", self.ty))
+            .field("count", &self.count)
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'t, 'a> CompositeReader<'t, 'a> {
@@ -628,6 +650,24 @@ mod tests {
                 },
             ]),
         )
+    }
+
+    #[test]
+    fn debug_shows_type_and_progress_not_bytes() {
+        let ty = attach();
+        let mut buf = BytesMut::from(&b"secret"[..]);
+        let mut w = CompositeWriter::new(&ty, &mut buf).unwrap();
+        w.write(&"a.txt").unwrap();
+        assert_eq!(
+            format!("{w:?}"),
+            "CompositeWriter { ty: mail.attach, fields: 3, next: 1, .. }"
+        );
+        let raw = record(&[(25, Some(b"secret"))]);
+        let r = CompositeReader::new(&Type::RECORD, &raw).unwrap();
+        assert_eq!(
+            format!("{r:?}"),
+            "CompositeReader { ty: record, count: 1, index: 0, .. }"
+        );
     }
 
     /// A record as the server sends it.

@@ -19,6 +19,8 @@
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
+#![warn(missing_debug_implementations)]
+#![warn(unreachable_pub)]
 
 mod array;
 mod bit;

@@ -22,6 +22,7 @@ pub fn nth_key(key: i32, i: usize) -> i32 {
 }
 
 /// One connection set up for batches of `size` selects.
+#[derive(Debug)]
 pub enum BatchSession {
     /// pgpipe: `batch().run_atomic()`.
     Pgpipe {

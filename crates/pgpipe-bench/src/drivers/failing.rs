@@ -34,6 +34,7 @@ fn unexpected(key: i32, what: &str) -> BenchError {
 }
 
 /// One connection of a driver running the variant.
+#[derive(Debug)]
 pub enum FailingSession {
     /// pgpipe, with or without coalesced Sync (from the URL).
     Pgpipe {

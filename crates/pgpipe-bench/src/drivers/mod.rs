@@ -22,6 +22,7 @@ use crate::shape::Shape;
 
 /// One connection of an in-process driver, set up for one workload
 /// (statements prepared). Enum dispatch: no boxed future per operation.
+#[derive(Debug)]
 pub enum Session {
     /// pgpipe.
     Pgpipe(pgpipe::Conn),

@@ -39,6 +39,7 @@ pub fn parse_tps(output: &str) -> Option<f64> {
 }
 
 /// A pgbench setup: connection environment and script file.
+#[derive(Debug)]
 pub struct Pgbench {
     env: Vec<(String, String)>,
     script: PathBuf,

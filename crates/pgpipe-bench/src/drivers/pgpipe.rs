@@ -57,6 +57,7 @@ macro_rules! check_row {
 }
 
 /// A pgpipe connection set up for one workload.
+#[derive(Debug)]
 pub struct Conn {
     client: Client,
     stmt: Option<Statement>,

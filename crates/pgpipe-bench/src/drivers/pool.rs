@@ -34,6 +34,7 @@ pub enum PooledOp {
 pub const TOUCH_SQL: &str = "UPDATE bench_kv SET v = v WHERE id = $1";
 
 /// A pgpipe pool, used through one of its paths.
+#[derive(Debug)]
 pub struct PgpipePool {
     pool: pgpipe::Pool,
     op: PooledOp,
@@ -91,6 +92,7 @@ impl PgpipePool {
 }
 
 /// A deadpool-postgres pool over tokio-postgres.
+#[derive(Debug)]
 pub struct Deadpool {
     pool: deadpool_postgres::Pool,
     transaction: bool,

@@ -28,6 +28,7 @@ impl<'r> sqlx::Decode<'r, Postgres> for Micros {
 }
 
 /// A sqlx connection set up for one workload.
+#[derive(Debug)]
 pub struct Conn {
     conn: Mutex<PgConnection>,
     sql: String,

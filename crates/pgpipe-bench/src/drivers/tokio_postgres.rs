@@ -30,6 +30,7 @@ impl<'a> FromSql<'a> for Micros {
 }
 
 /// A tokio-postgres connection set up for one workload.
+#[derive(Debug)]
 pub struct Conn {
     client: Client,
     stmt: Option<Statement>,

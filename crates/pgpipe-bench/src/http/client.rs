@@ -26,6 +26,7 @@ pub struct Req {
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One connection to a service.
+#[derive(Debug)]
 pub struct Conn {
     addr: SocketAddr,
     host: String,

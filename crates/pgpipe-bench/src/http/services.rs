@@ -19,6 +19,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A service to load.
+#[derive(Debug)]
 pub struct Target {
     /// Its name in the results (the driver).
     pub name: String,

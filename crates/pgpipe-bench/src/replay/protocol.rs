@@ -4,7 +4,7 @@
 use bytes::{BufMut, BytesMut};
 
 /// Appends a message: tag, length, then what `body` writes.
-pub fn message(buf: &mut BytesMut, tag: u8, body: impl FnOnce(&mut BytesMut)) {
+pub(super) fn message(buf: &mut BytesMut, tag: u8, body: impl FnOnce(&mut BytesMut)) {
     buf.put_u8(tag);
     let at = buf.len();
     buf.put_u32(0);
@@ -15,7 +15,7 @@ pub fn message(buf: &mut BytesMut, tag: u8, body: impl FnOnce(&mut BytesMut)) {
 
 /// AuthenticationOk, the ParameterStatus a client looks for, BackendKeyData
 /// and ReadyForQuery.
-pub fn startup_reply(buf: &mut BytesMut, pid: i32) {
+pub(super) fn startup_reply(buf: &mut BytesMut, pid: i32) {
     message(buf, b'R', |b| b.put_u32(0));
     for (k, v) in [
         ("server_version", "15.0 (pgpipe-bench replay)"),
@@ -45,12 +45,12 @@ pub fn startup_reply(buf: &mut BytesMut, pid: i32) {
 }
 
 /// ReadyForQuery, idle.
-pub fn ready(buf: &mut BytesMut) {
+pub(super) fn ready(buf: &mut BytesMut) {
     message(buf, b'Z', |b| b.put_u8(b'I'));
 }
 
 /// ParameterDescription echoing the types a Parse declared.
-pub fn parameter_description(buf: &mut BytesMut, oids: &[u32]) {
+pub(super) fn parameter_description(buf: &mut BytesMut, oids: &[u32]) {
     message(buf, b't', |b| {
         b.put_i16(oids.len() as i16);
         for &o in oids {
@@ -60,7 +60,7 @@ pub fn parameter_description(buf: &mut BytesMut, oids: &[u32]) {
 }
 
 /// An ErrorResponse with SQLSTATE `code` and `text`.
-pub fn error(buf: &mut BytesMut, code: &str, text: &str) {
+pub(super) fn error(buf: &mut BytesMut, code: &str, text: &str) {
     message(buf, b'E', |b| {
         for (f, v) in [(b'S', "ERROR"), (b'V', "ERROR"), (b'C', code), (b'M', text)] {
             b.put_u8(f);
@@ -72,7 +72,7 @@ pub fn error(buf: &mut BytesMut, code: &str, text: &str) {
 }
 
 /// The parameter types declared by a Parse body (name, query, types).
-pub fn parse_param_oids(body: &[u8]) -> Vec<u32> {
+pub(super) fn parse_param_oids(body: &[u8]) -> Vec<u32> {
     let mut rest = body;
     for _ in 0..2 {
         match rest.iter().position(|&c| c == 0) {

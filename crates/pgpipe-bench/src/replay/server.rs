@@ -22,6 +22,7 @@ const MAX_MESSAGE: usize = 64 << 20;
 const IDLE: Duration = Duration::from_secs(300);
 
 /// A running replay server; stopped on drop.
+#[derive(Debug)]
 pub struct ReplayServer {
     addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,

@@ -52,6 +52,7 @@ impl RunOutcome {
 }
 
 /// A driver connected for one workload variant, ready to run intervals.
+#[derive(Debug)]
 pub enum Subject {
     /// In-process sessions (one per connection).
     Sessions(Vec<Arc<Session>>),

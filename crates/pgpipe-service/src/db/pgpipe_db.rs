@@ -20,7 +20,7 @@ use super::{UPDATE_SQL, WORLD_SQL};
 use crate::errors::StoreError;
 
 /// The service's database on pgpipe.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct PgpipeDb {
     pool: Pool,
 }

@@ -26,7 +26,7 @@ struct PgAttach {
 }
 
 /// The service's database on tokio-postgres + deadpool-postgres.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct TokioPostgresDb {
     pool: Pool,
 }

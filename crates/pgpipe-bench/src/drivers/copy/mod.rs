@@ -90,6 +90,7 @@ pub fn check_out(rows: u64, id_sum: i64) -> Result<u64, BenchError> {
 }
 
 /// One connection of a driver set up for one `copy` case.
+#[derive(Debug)]
 pub enum CopySession {
     /// pgpipe.
     Pgpipe(pgpipe::Conn),

@@ -12,6 +12,7 @@ use crate::error::BenchError;
 use crate::shape::CopyCase;
 
 /// A pgpipe connection set up for one `copy` case.
+#[derive(Debug)]
 pub struct Conn {
     client: Client,
     case: CopyCase,

@@ -12,6 +12,7 @@ use crate::error::BenchError;
 use crate::shape::CopyCase;
 
 /// A raw connection set up for one `copy` case.
+#[derive(Debug)]
 pub struct Conn {
     conn: Mutex<RawConn>,
     data: Arc<Vec<u8>>,

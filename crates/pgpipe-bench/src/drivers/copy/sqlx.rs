@@ -18,6 +18,7 @@ use crate::error::BenchError;
 use crate::shape::CopyCase;
 
 /// A sqlx connection set up for one `copy` case.
+#[derive(Debug)]
 pub struct Conn {
     conn: Mutex<PgConnection>,
     case: CopyCase,

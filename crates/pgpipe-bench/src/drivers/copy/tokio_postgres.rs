@@ -16,6 +16,7 @@ use crate::shape::CopyCase;
 const TYPES: [Type; 4] = [Type::INT8, Type::TEXT, Type::FLOAT8, Type::TIMESTAMPTZ];
 
 /// A tokio-postgres connection set up for one `copy` case.
+#[derive(Debug)]
 pub struct Conn {
     client: Client,
     case: CopyCase,

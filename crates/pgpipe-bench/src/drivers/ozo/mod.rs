@@ -142,6 +142,7 @@ pub fn case(variant: &Variant) -> Result<OzoCase, BenchError> {
 }
 
 /// One driver set up for one ozo row; all the row's tasks share it.
+#[derive(Debug)]
 pub enum OzoSession {
     /// pgpipe (connection per request, one client, or its `Pool`).
     Pgpipe(pgpipe::Conn),

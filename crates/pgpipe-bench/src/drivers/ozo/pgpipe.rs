@@ -12,6 +12,7 @@ use crate::drivers::pool::with_param;
 use crate::error::BenchError;
 use crate::shape::OzoCase;
 
+#[derive(Debug)]
 enum Via {
     Connect(String),
     Client(Client),
@@ -19,6 +20,7 @@ enum Via {
 }
 
 /// pgpipe set up for one ozo row.
+#[derive(Debug)]
 pub struct Conn {
     via: Via,
     case: OzoCase,

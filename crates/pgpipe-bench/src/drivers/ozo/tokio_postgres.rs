@@ -15,6 +15,7 @@ use super::{
 use crate::error::BenchError;
 use crate::shape::OzoCase;
 
+#[derive(Debug)]
 enum Via {
     Connect(String),
     Client(Client, Statement),
@@ -22,6 +23,7 @@ enum Via {
 }
 
 /// tokio-postgres (or deadpool-postgres) set up for one ozo row.
+#[derive(Debug)]
 pub struct Conn {
     via: Via,
     case: OzoCase,

@@ -44,6 +44,17 @@ pub struct RawConn {
     spec: RawSpec,
 }
 
+/// The workload and buffer sizes; the socket is a trait object with no `Debug`.
+impl std::fmt::Debug for RawConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawConn")
+            .field("spec", &self.spec)
+            .field("read_buffered", &self.rbuf.len())
+            .field("write_buffered", &self.wbuf.len())
+            .finish_non_exhaustive()
+    }
+}
+
 fn put_cstr(buf: &mut BytesMut, s: &str) {
     buf.put_slice(s.as_bytes());
     buf.put_u8(0);

@@ -96,7 +96,11 @@ impl<'a> Columns<'a> {
 
 /// Decodes every value of one DataRow `body` of `table` and checks it.
 #[inline]
-pub fn check(table: RowsTable, check: &mut RowsCheck, body: &[u8]) -> Result<(), BenchError> {
+pub(super) fn check(
+    table: RowsTable,
+    check: &mut RowsCheck,
+    body: &[u8],
+) -> Result<(), BenchError> {
     match table {
         RowsTable::Rows1 => {
             let mut c = Columns::new(body, 1)?;

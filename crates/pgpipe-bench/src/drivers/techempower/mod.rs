@@ -113,6 +113,7 @@ pub fn case(variant: &Variant) -> Result<TeCase, BenchError> {
 }
 
 /// One connection of a driver set up for one TechEmpower shape.
+#[derive(Debug)]
 pub enum TeSession {
     /// pgpipe.
     Pgpipe(pgpipe::Conn),

@@ -12,6 +12,7 @@ use crate::error::BenchError;
 use crate::shape::TeCase;
 
 /// sqlx set up for one shape.
+#[derive(Debug)]
 pub struct Conn {
     conn: Mutex<PgConnection>,
     case: TeCase,

@@ -11,6 +11,7 @@ use crate::error::BenchError;
 use crate::shape::TeCase;
 
 /// tokio-postgres set up for one shape.
+#[derive(Debug)]
 pub struct Conn {
     client: Client,
     case: TeCase,
