@@ -50,6 +50,8 @@ mod check;
 pub use check::{check_files, check_queries, Problem, Report};
 pub use pgpipe_queryfile::{is_name, parse, File, Kind, Param, ParseError, Query as ParsedQuery};
 
+use std::future::Future;
+
 use crate::query::{Column, FromRow, RowStream};
 use crate::types::{Params, TypeRef};
 use crate::{Error, GenericClient};
@@ -150,8 +152,7 @@ where
     E: GenericClient + ?Sized,
 {
     let info = Q::INFO;
-    let rows = crate::observe::with_summary(info.name, on.query_as(info.sql, query.params()));
-    rows.await.map_err(|e| in_query(e, info))
+    run_named(info, on.query_as(info.sql, query.params())).await
 }
 
 /// Runs the query, which must return exactly one row.
@@ -164,14 +165,7 @@ where
     let mut rows = fetch_all(query, on).await?;
     match rows.len() {
         1 => Ok(rows.remove(0)),
-        n => Err(Error::new(
-            crate::ErrorKind::RowCount,
-            format!(
-                "query {} ({}): expected exactly one row, it returned {n}",
-                Q::INFO.name,
-                Q::INFO.location()
-            ),
-        )),
+        n => Err(wrong_row_count(Q::INFO, "exactly one row", n)),
     }
 }
 
@@ -185,14 +179,7 @@ where
     let mut rows = fetch_all(query, on).await?;
     match rows.len() {
         0 | 1 => Ok(rows.pop()),
-        n => Err(Error::new(
-            crate::ErrorKind::RowCount,
-            format!(
-                "query {} ({}): expected at most one row, it returned {n}",
-                Q::INFO.name,
-                Q::INFO.location()
-            ),
-        )),
+        n => Err(wrong_row_count(Q::INFO, "at most one row", n)),
     }
 }
 
@@ -204,8 +191,7 @@ where
     E: GenericClient + ?Sized,
 {
     let info = Q::INFO;
-    let n = crate::observe::with_summary(info.name, on.execute(info.sql, query.params()));
-    n.await.map_err(|e| in_query(e, info))
+    run_named(info, on.execute(info.sql, query.params())).await
 }
 
 /// Streams the query's rows (see [`Client::query_stream`]); the stream's
@@ -216,8 +202,30 @@ where
     E: GenericClient + ?Sized,
 {
     let info = Q::INFO;
-    let rows = crate::observe::with_summary(info.name, on.query_stream(info.sql, query.params()));
-    rows.await.map_err(|e| in_query(e, info))
+    run_named(info, on.query_stream(info.sql, query.params())).await
+}
+
+/// Runs one call of a named query under a span carrying its name, and
+/// names the query in its error.
+async fn run_named<T>(
+    info: &QueryInfo,
+    call: impl Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    crate::observe::with_summary(info.name, call)
+        .await
+        .map_err(|e| in_query(e, info))
+}
+
+/// A query returned more (or fewer) rows than its caller expects.
+fn wrong_row_count(info: &QueryInfo, expected: &str, n: usize) -> Error {
+    Error::new(
+        crate::ErrorKind::RowCount,
+        format!(
+            "query {} ({}): expected {expected}, it returned {n}",
+            info.name,
+            info.location()
+        ),
+    )
 }
 
 /// Says which named query failed.
