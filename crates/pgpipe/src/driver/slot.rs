@@ -336,6 +336,62 @@ impl Slot {
             hold.member_done();
         }
     }
+
+    /// Caller side: the next chunk of the response, waking a driver that
+    /// paused reading once enough has been consumed; pending (keeping
+    /// `cx`'s waker) until one arrives.
+    pub(super) fn poll_take_chunk(&self, cx: &mut Context<'_>) -> Poll<Result<Bytes, Error>> {
+        let (chunk, driver) = {
+            let mut st = self.lock();
+            match st.chunks.pop_front() {
+                Some(chunk) => {
+                    st.buffered -= chunk.len();
+                    let driver = if st.buffered <= st.resume_at {
+                        st.driver_waker.take()
+                    } else {
+                        None
+                    };
+                    (chunk, driver)
+                }
+                None => {
+                    if let Some((kind, reason)) = &st.failed {
+                        return Poll::Ready(Err(Error::new(*kind, reason.clone())));
+                    }
+                    if st.done {
+                        return Poll::Ready(Err(Error::protocol(
+                            "response ended without ReadyForQuery (internal error)",
+                        )));
+                    }
+                    match &st.waker {
+                        Some(w) if w.will_wake(cx.waker()) => {}
+                        _ => st.waker = Some(cx.waker().clone()),
+                    }
+                    return Poll::Pending;
+                }
+            }
+        };
+        if let Some(driver) = driver {
+            driver.wake();
+        }
+        Poll::Ready(Ok(chunk))
+    }
+
+    /// Caller side: nobody will read the rest of the response; the driver
+    /// discards it (and, if paused on it, goes on).
+    pub(super) fn abandon(&self) {
+        let driver = {
+            let mut st = self.lock();
+            st.abandoned = true;
+            st.chunks.clear();
+            st.buffered = 0;
+            st.waker = None;
+            st.driver_waker.take()
+        };
+        // A paused driver must go on draining what nobody will read.
+        if let Some(driver) = driver {
+            driver.wake();
+        }
+    }
 }
 
 /// Caller side: reads the messages of one response in order.
@@ -478,38 +534,11 @@ impl Responses {
                 "read past the end of a response (internal error)",
             )));
         }
-        let (chunk, driver) = {
-            let mut st = self.slot.lock();
-            match st.chunks.pop_front() {
-                Some(chunk) => {
-                    st.buffered -= chunk.len();
-                    let driver = if st.buffered <= st.resume_at {
-                        st.driver_waker.take()
-                    } else {
-                        None
-                    };
-                    (chunk, driver)
-                }
-                None => {
-                    if let Some((kind, reason)) = &st.failed {
-                        return Poll::Ready(Err(Error::new(*kind, reason.clone())));
-                    }
-                    if st.done {
-                        return Poll::Ready(Err(Error::protocol(
-                            "response ended without ReadyForQuery (internal error)",
-                        )));
-                    }
-                    match &st.waker {
-                        Some(w) if w.will_wake(cx.waker()) => {}
-                        _ => st.waker = Some(cx.waker().clone()),
-                    }
-                    return Poll::Pending;
-                }
-            }
+        let chunk = match self.slot.poll_take_chunk(cx) {
+            Poll::Ready(Ok(chunk)) => chunk,
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => return Poll::Pending,
         };
-        if let Some(driver) = driver {
-            driver.wake();
-        }
         self.current = chunk;
         Poll::Ready(Ok(()))
     }
@@ -576,18 +605,7 @@ impl Responses {
 impl Drop for Responses {
     fn drop(&mut self) {
         if !self.finished {
-            let driver = {
-                let mut st = self.slot.lock();
-                st.abandoned = true;
-                st.chunks.clear();
-                st.buffered = 0;
-                st.waker = None;
-                st.driver_waker.take()
-            };
-            // A paused driver must go on draining what nobody will read.
-            if let Some(driver) = driver {
-                driver.wake();
-            }
+            self.slot.abandon();
         }
     }
 }
