@@ -88,7 +88,7 @@ impl Shared {
     /// sent, so nothing to cancel) and the error says why; `None` if it
     /// was sent.
     pub(crate) fn withdraw_held(&self, slot: &Slot, limit: Duration) -> Option<Error> {
-        let reason = crate::driver::slot::held_error(limit);
+        let reason = crate::driver::responses::held_error(limit);
         let _q = self.lock();
         slot.withdraw(ErrorKind::Timeout, &reason)
             .then(|| Error::new(ErrorKind::Timeout, reason))

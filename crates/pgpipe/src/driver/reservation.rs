@@ -135,7 +135,7 @@ impl Shared {
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
                 return Err(Error::new(
                     ErrorKind::Timeout,
-                    crate::driver::slot::held_error(bound),
+                    crate::driver::responses::held_error(bound),
                 ));
             }
         }
