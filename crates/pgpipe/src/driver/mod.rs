@@ -14,6 +14,7 @@ mod reservation;
 mod responses;
 mod shared;
 mod slot;
+mod statement_cache;
 mod transport;
 
 pub(crate) use coalesce::eligible_sql as coalescible;
@@ -23,4 +24,5 @@ pub(crate) use reservation::{Request, SessionEnd, SessionId, NO_SESSION};
 pub(crate) use responses::Responses;
 pub(crate) use shared::Shared;
 pub(crate) use slot::Slot;
+pub(crate) use statement_cache::StatementCache;
 pub(crate) use transport::Transport;

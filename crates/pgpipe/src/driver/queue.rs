@@ -11,7 +11,7 @@ use bytes::BytesMut;
 use crate::driver::coalesce;
 use crate::driver::reservation::Reservation;
 use crate::driver::Slot;
-use crate::query::StatementCache;
+use crate::driver::StatementCache;
 
 /// Requests that may be queued or awaiting their answer on one connection.
 pub(crate) const MAX_IN_FLIGHT: usize = 4096;

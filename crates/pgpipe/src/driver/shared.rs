@@ -21,9 +21,9 @@ use crate::driver::counters::random_tag;
 pub(crate) use crate::driver::counters::Counters;
 use crate::driver::queue::{gathered_enough, Queue, MAX_IN_FLIGHT};
 use crate::driver::reservation::{encode_unsynced, Request, SessionId, NO_SESSION};
+use crate::driver::StatementCache;
 use crate::driver::{Responses, Slot};
 use crate::error::ErrorKind;
-use crate::query::StatementCache;
 use crate::Error;
 
 pub(crate) struct Shared {

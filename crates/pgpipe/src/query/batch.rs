@@ -236,7 +236,7 @@ impl<'a> Batch<'a> {
         conn: &ConnRef,
         enc: &pgpipe_proto::frontend::Encoder,
         buf: &mut bytes::BytesMut,
-        cache: &mut crate::query::StatementCache,
+        cache: &mut crate::driver::StatementCache,
         independent: bool,
         resolved: &[Option<ParamTypes>],
     ) -> Result<Vec<Plan>, Error> {
@@ -449,7 +449,7 @@ impl<'a> Batch<'a> {
 }
 
 /// Drops the cache entries these plans created: their Parse never ran.
-fn forget_new(cache: &mut crate::query::StatementCache, plans: &[Plan]) {
+fn forget_new(cache: &mut crate::driver::StatementCache, plans: &[Plan]) {
     for plan in plans {
         if let Plan::Cached {
             name, parses: true, ..

@@ -10,11 +10,11 @@ use pgpipe_types::{Params, Type};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::driver::Responses;
+use crate::driver::StatementCache;
 use crate::driver::{coalescible, Request, SessionId};
 use crate::error::ErrorKind;
 use crate::query::Column;
 use crate::query::Statement;
-use crate::query::StatementCache;
 use crate::session::Session;
 use crate::Error;
 

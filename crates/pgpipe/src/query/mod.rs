@@ -5,7 +5,6 @@
 mod abandon;
 mod batch;
 mod builder;
-mod cache;
 mod catalog;
 mod conn;
 pub(crate) mod control;
@@ -30,7 +29,6 @@ pub use crate::types::column::Column;
 pub(crate) use abandon::cancel_abandoned;
 pub use batch::{Batch, BatchResult};
 pub use builder::{BuiltQuery, Ident, QueryBuilder, Separated, MAX_PARAMS};
-pub(crate) use cache::StatementCache;
 pub(crate) use conn::ConnRef;
 pub(crate) use delegate::delegate_queries;
 pub(crate) use encode::{

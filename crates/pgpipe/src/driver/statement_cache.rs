@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use pgpipe_types::Oid;
 
-use crate::query::Column;
+use crate::types::column::Column;
 
 /// FxHash: a fast, non-randomised hash. The keys are the application's own
 /// SQL texts, not attacker-chosen, so HashDoS resistance buys nothing here.
