@@ -18,6 +18,8 @@
 //! from the others' errors.
 
 #![warn(missing_docs)]
+#![warn(missing_debug_implementations)]
+#![warn(unreachable_pub)]
 
 mod client;
 pub mod config;

@@ -89,6 +89,18 @@ pub struct Connection {
     caught_up: bool,
 }
 
+/// The connection's state, not its socket, buffers or handlers.
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("tls", &self.tls)
+            .field("in_flight", &self.in_flight.len())
+            .field("max_buffered", &self.max_buffered)
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Connection {
     /// Sets the most unread bytes one response may hold before the driver
     /// stops reading the socket (default 1 MiB). A slow consumer of a large

@@ -137,6 +137,15 @@ enum On<'a> {
     Deferred(&'a (dyn Sealed + Send + Sync)),
 }
 
+/// How many statements are queued; parameter values are never shown.
+impl std::fmt::Debug for Batch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batch")
+            .field("statements", &self.items.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a> Batch<'a> {
     pub(crate) fn new(conn: &'a ConnRef) -> Batch<'a> {
         Batch {

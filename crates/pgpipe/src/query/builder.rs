@@ -204,6 +204,7 @@ impl fmt::Debug for QueryBuilder<'_> {
 
 /// A list inside a [`QueryBuilder`] whose items are separated by a fixed
 /// string (see [`QueryBuilder::separated`]).
+#[derive(Debug)]
 pub struct Separated<'b, 'a> {
     builder: &'b mut QueryBuilder<'a>,
     separator: &'static str,

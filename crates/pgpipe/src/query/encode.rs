@@ -32,7 +32,7 @@ pub trait ToStatement: sealed::Sealed {
 
 /// A borrowed statement reference (see [`ToStatement`]).
 #[doc(hidden)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub enum StatementRef<'a> {
     Sql(&'a str),
     Prepared(&'a Statement),

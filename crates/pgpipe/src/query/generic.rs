@@ -222,6 +222,15 @@ mod sealed {
         Owned(ConnRef),
     }
 
+    /// Whether the session is borrowed or held; not the connection itself.
+    impl std::fmt::Debug for Lent<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("Lent")
+                .field("held", &self.hold.is_some())
+                .finish_non_exhaustive()
+        }
+    }
+
     impl<'a> Lent<'a> {
         /// The handle's own session.
         pub(crate) fn borrowed(conn: &'a ConnRef) -> Lent<'a> {

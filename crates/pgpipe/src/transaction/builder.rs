@@ -81,6 +81,17 @@ pub struct TransactionBuilder<'a> {
     _borrow: PhantomData<&'a mut ()>,
 }
 
+/// The options; where the connection comes from is not shown.
+impl std::fmt::Debug for TransactionBuilder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TransactionBuilder")
+            .field("isolation", &self.isolation)
+            .field("read_only", &self.read_only)
+            .field("deferrable", &self.deferrable)
+            .finish_non_exhaustive()
+    }
+}
+
 impl TransactionBuilder<'_> {
     pub(crate) fn on_conn(conn: ConnRef) -> Self {
         Self::new(Source::Conn(conn))
