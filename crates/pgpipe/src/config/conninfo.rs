@@ -5,7 +5,7 @@
 //! A value is either bare (ending at whitespace) or single-quoted; in both,
 //! a backslash makes the next character literal (`\'`, `\\`, `\ `).
 
-use super::{params, Config, ConfigError};
+use super::{assign, params, Config, ConfigError};
 
 struct Pair {
     key: String,
@@ -37,7 +37,7 @@ pub(super) fn parse(s: &str) -> Result<Config, ConfigError> {
                 })
             }
         };
-        if let Err(e) = params::apply(&mut config, &pair.key, &pair.value) {
+        if let Err(e) = assign::assign(&mut config, &pair.key, &pair.value) {
             return Err(match after_bare_secret {
                 Some(secret) if e.part() == pair.key => secret_tail_error(&secret, pair.position),
                 _ => e,

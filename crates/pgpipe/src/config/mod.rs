@@ -42,6 +42,7 @@
 //! `min_protocol_version` and `max_protocol_version`; see the crate README
 //! for what each value does.
 
+mod assign;
 mod conninfo;
 mod env;
 mod error;

@@ -1,62 +1,13 @@
-//! The connection parameters shared by both string forms: which keys exist
-//! and how each value is parsed. URL query parameters and `key=value` pairs
-//! both end up in [`apply`]; environment variables reuse the value parsers.
+//! How each connection parameter's value is parsed: the parsers the table
+//! in `fields.rs` names, shared by both string forms and the environment
+//! (setting a parameter by key is `assign.rs`).
 
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::{fields, Config, ConfigError, Host, Secret, DEFAULT_PORT};
-
-/// libpq parameters that pgpipe recognizes but does not implement. Naming
-/// them separately turns a puzzling "unknown parameter" into a clear answer.
-const UNSUPPORTED: &[&str] = &[
-    "service",
-    "servicefile",
-    "replication",
-    "requiressl",
-    "krbsrvname",
-    "gsslib",
-    "gssdelegation",
-    "requirepeer",
-    "sslcompression",
-    "sslsni",
-    "sslcertmode",
-    "ssl_min_protocol_version",
-    "ssl_max_protocol_version",
-];
-
-/// Sets one connection parameter from its textual value.
-///
-/// An empty value unsets the parameter, so that the environment or the
-/// default applies (libpq mostly behaves the same way, by treating empty
-/// values as absent later on).
-pub(super) fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), ConfigError> {
-    // Accepted for libpq compatibility, checked, and not stored.
-    let checked_only = match key {
-        "client_encoding" => Some(check_client_encoding as fn(&str) -> Result<(), ConfigError>),
-        "gssencmode" => Some(check_gssencmode as fn(&str) -> Result<(), ConfigError>),
-        _ => None,
-    };
-    if let Some(check) = checked_only {
-        return if value.is_empty() {
-            Ok(())
-        } else {
-            check(value)
-        };
-    }
-    let known = if value.is_empty() {
-        fields::unset_by_key(config, key)
-    } else {
-        fields::set_by_key(config, key, value)?
-    };
-    if known {
-        Ok(())
-    } else {
-        Err(unknown(key))
-    }
-}
+use super::{ConfigError, Host, Secret, DEFAULT_PORT};
 
 // ---- the parsers the table names: (key, text) -> the field's value
 
@@ -134,17 +85,6 @@ pub(super) fn nonzero_u32(key: &str, value: &str) -> Result<u32, ConfigError> {
 pub(super) fn is_secret(key: &str) -> bool {
     const SECRET_KEYS: [&str; 2] = ["password", "sslpassword"];
     SECRET_KEYS.contains(&key)
-}
-
-fn unknown(key: &str) -> ConfigError {
-    if UNSUPPORTED.contains(&key) {
-        ConfigError::new(
-            key,
-            format!("connection parameter \"{key}\" is not supported by pgpipe"),
-        )
-    } else {
-        ConfigError::new(key, format!("unknown connection parameter \"{key}\""))
-    }
 }
 
 /// Parses a comma-separated host list (`host=a,b`, `PGHOST`).
@@ -335,23 +275,5 @@ pub(super) fn check_client_encoding(value: &str) -> Result<(), ConfigError> {
                  (the server converts from the database encoding)"
             ),
         ))
-    }
-}
-
-/// pgpipe has no GSSAPI support: "disable" and "prefer" (which falls back
-/// to no encryption) are harmless, "require" could never be met.
-fn check_gssencmode(value: &str) -> Result<(), ConfigError> {
-    match value {
-        "disable" | "prefer" => Ok(()),
-        "require" => Err(ConfigError::new(
-            value,
-            "gssencmode=require is not supported: pgpipe has no GSSAPI encryption",
-        )),
-        _ => Err(ConfigError::new(
-            value,
-            format!(
-                "invalid value \"{value}\" for \"gssencmode\": expected one of disable, prefer, require"
-            ),
-        )),
     }
 }

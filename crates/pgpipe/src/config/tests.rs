@@ -893,7 +893,7 @@ fn every_table_key_parses_and_an_empty_value_restores_the_default() {
     }
     let mut c = parse("sslmode=require keepalives=0 statement_cache_capacity=3 user=u");
     for key in ["sslmode", "keepalives", "statement_cache_capacity", "user"] {
-        params::apply(&mut c, key, "").unwrap();
+        assign::assign(&mut c, key, "").unwrap();
     }
     assert_eq!(c, Config::new());
 }
@@ -904,7 +904,7 @@ fn the_secret_keys_are_exactly_those_debug_hides() {
     for key in fields::KEYS {
         let mut c = Config::new();
         // Only keys that take such a text; the others reject it.
-        if params::apply(&mut c, key, value).is_err() {
+        if assign::assign(&mut c, key, value).is_err() {
             assert!(!params::is_secret(key), "{key}");
             continue;
         }

@@ -5,7 +5,7 @@
 //! the path ends the user info (so an unencoded `@` in a password works),
 //! a query value may contain `=`, and empty query items (`&&`) are skipped.
 
-use super::{params, Config, ConfigError, Host, Secret, SslMode};
+use super::{assign, params, Config, ConfigError, Host, Secret, SslMode};
 
 const SCHEMES: [&str; 2] = ["postgresql://", "postgres://"];
 
@@ -248,7 +248,7 @@ fn apply_query_item(config: &mut Config, item: &str) -> Result<(), ConfigError> 
             ))
         };
     }
-    params::apply(config, &key, &value)
+    assign::assign(config, &key, &value)
 }
 
 /// Percent-decodes one URL component into text.
