@@ -84,10 +84,29 @@ async fn a_query_dropped_by_a_timeout_is_cancelled_on_the_server() {
     let observer = connect(&db).await;
     let pid = pid_of(&client).await;
 
-    // The usual way a future gets dropped: the caller's own deadline.
-    let timed =
-        tokio::time::timeout(Duration::from_millis(300), client.execute(LONG_SLEEP, ())).await;
-    assert!(timed.is_err(), "the 60 s statement ended within 300 ms");
+    // The usual way a future gets dropped: the caller's own deadline. It
+    // is reached once the server runs the statement (a state, not a
+    // duration); the statement itself would take a minute.
+    let (reached, deadline) = tokio::sync::oneshot::channel::<()>();
+    let watch = async {
+        eventually("the statement runs on the server", || async {
+            let (state, query) = activity(&observer, pid).await;
+            state == "active" && query.contains("pg_sleep")
+        })
+        .await;
+        let _ = reached.send(());
+    };
+    let caller = async {
+        tokio::select! {
+            ended = client.execute(LONG_SLEEP, ()) => Some(ended),
+            _ = deadline => None,
+        }
+    };
+    let (_, timed) = tokio::join!(watch, caller);
+    assert!(
+        timed.is_none(),
+        "the 60 s statement ended before its deadline"
+    );
     assert_ended_and_usable(&observer, pid, &client).await;
 }
 
@@ -131,17 +150,26 @@ async fn a_dropped_query_with_neighbours_is_not_cancelled_and_they_get_their_ans
     // The abandoned statement runs first; a neighbour's request is
     // pipelined behind it. A cancel sent now could end the neighbour's
     // statement instead, so none is sent: the sleep runs to its end and the
-    // neighbour gets its own answer after it.
-    let sleeping = client.query("SELECT pg_sleep(3)", ());
+    // neighbour gets its own answer after it. Each step waits on a state:
+    // the sleep running on the server, then the neighbour queued.
+    // Boxed, so that `drop` below really drops it.
+    let mut sleeping = Box::pin(client.query("SELECT pg_sleep(5)", ()));
+    tokio::select! {
+        _ = &mut sleeping => panic!("the 5 s statement ended early"),
+        _ = eventually("the statement runs on the server", || async {
+            let (state, query) = activity(&observer, pid).await;
+            state == "active" && query.contains("pg_sleep")
+        }) => {}
+    }
     let neighbour = {
         let client = client.clone();
-        async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            client.query_one("SELECT 7::int4", ()).await
-        }
+        tokio::spawn(async move { client.query_one("SELECT 7::int4", ()).await })
     };
-    let neighbour = tokio::spawn(neighbour);
-    drop_once_running(&observer, pid, "pg_sleep", sleeping).await;
+    eventually("the neighbour is queued behind the sleep", || async {
+        client.pending_requests() >= 2
+    })
+    .await;
+    drop(sleeping);
     let seven: i32 = tokio::time::timeout(Duration::from_secs(30), neighbour)
         .await
         .expect("the neighbour never got an answer")
@@ -163,13 +191,15 @@ async fn a_dropped_statement_inside_a_transaction_leaves_the_transaction_alive()
     tx.execute("CREATE TEMP TABLE t (x int4)", ())
         .await
         .unwrap();
-    // A cancel here would abort the caller's transaction: not sent.
-    let short = tokio::time::timeout(
-        Duration::from_millis(200),
-        tx.execute("SELECT pg_sleep(1)", ()),
+    // A cancel here would abort the caller's transaction: not sent. The
+    // statement is dropped once the server runs it.
+    drop_once_running(
+        &observer,
+        pid,
+        "pg_sleep",
+        tx.execute("SELECT pg_sleep(3)", ()),
     )
     .await;
-    assert!(short.is_err());
     tx.execute("INSERT INTO t VALUES (1)", ()).await.unwrap();
     let n: i64 = tx
         .query_one("SELECT count(*) FROM t", ())
