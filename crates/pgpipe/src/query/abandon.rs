@@ -75,16 +75,18 @@ pub(crate) fn cancel_abandoned(shared: &Arc<Session>, slot: &Arc<Slot>) -> bool 
 /// future was dropped before the reply ended), it cancels the request as
 /// [`cancel_abandoned`] does. Requests of a transaction or a held session
 /// are never armed.
-pub(crate) struct CancelIfAbandoned {
-    shared: Arc<Session>,
+pub(crate) struct CancelIfAbandoned<'a> {
+    // Borrowed: the caller's `ConnRef` outlives the wait, so only the slot
+    // (which the reply reader borrows mutably meanwhile) costs a clone.
+    shared: &'a Arc<Session>,
     slot: Arc<Slot>,
     armed: bool,
 }
 
-impl CancelIfAbandoned {
-    pub(crate) fn new(conn: &ConnRef, slot: &Arc<Slot>) -> CancelIfAbandoned {
+impl<'a> CancelIfAbandoned<'a> {
+    pub(crate) fn new(conn: &'a ConnRef, slot: &Arc<Slot>) -> CancelIfAbandoned<'a> {
         CancelIfAbandoned {
-            shared: conn.shared().clone(),
+            shared: conn.shared(),
             slot: slot.clone(),
             armed: conn.session() == NO_SESSION,
         }
@@ -96,10 +98,10 @@ impl CancelIfAbandoned {
     }
 }
 
-impl Drop for CancelIfAbandoned {
+impl Drop for CancelIfAbandoned<'_> {
     fn drop(&mut self) {
         if self.armed {
-            cancel_abandoned(&self.shared, &self.slot);
+            cancel_abandoned(self.shared, &self.slot);
         }
     }
 }
