@@ -177,6 +177,31 @@ impl Responses {
         Some((&self.current, &mut self.read_in_place))
     }
 
+    /// The next message if it is a DataRow already in hand, without a
+    /// poll: a large result arrives in chunks of many rows, and a reader
+    /// that takes each through [`poll_next_raw`](Self::poll_next_raw) pays
+    /// a future's round per row. `None` for anything else (another message,
+    /// a chunk used up, a BEGIN's answers still to skip, a malformed
+    /// header): those go through `poll_next_raw`, which also reports the
+    /// malformed ones.
+    #[inline]
+    pub(crate) fn next_buffered_row(&mut self) -> Option<Bytes> {
+        if self.begin.is_some() || self.read_in_place > 0 {
+            return None;
+        }
+        let header = self.current.get(..5)?;
+        if header[0] != tag::DATA_ROW {
+            return None;
+        }
+        let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
+        if len < 4 || self.current.len() < 1 + len {
+            return None;
+        }
+        let mut msg = self.current.split_to(1 + len);
+        msg.advance(5);
+        Some(msg)
+    }
+
     fn poll_message(&mut self, cx: &mut Context<'_>) -> Poll<Result<(u8, Bytes), Error>> {
         match self.poll_fill(cx) {
             Poll::Ready(Ok(())) => {}
@@ -242,4 +267,92 @@ pub(crate) fn held_error(bound: Duration) -> String {
          concurrent work, use a Pool (or another connection). This wait is bounded by the \
          query timeout, or 30 s without one"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::task::Waker;
+
+    use super::*;
+
+    fn message(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut m = vec![tag];
+        m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    }
+
+    fn responses_of(bytes: Vec<u8>) -> Responses {
+        let slot = Arc::new(Slot::new(None));
+        slot.deliver(Bytes::from(bytes), true);
+        Responses::new(slot)
+    }
+
+    fn next(r: &mut Responses) -> (u8, Bytes) {
+        let mut cx = Context::from_waker(Waker::noop());
+        match r.poll_next_raw(&mut cx) {
+            Poll::Ready(Ok(m)) => m,
+            other => panic!("expected a message, got {:?}", other.map(|r| r.err())),
+        }
+    }
+
+    /// The run of DataRows in hand is read without a poll, in order, and
+    /// the first other message is left for `poll_next_raw`.
+    #[test]
+    fn buffered_rows_stop_at_the_first_other_message() {
+        let mut bytes = message(tag::BIND_COMPLETE, b"");
+        for row in [b"r1", b"r2", b"r3"] {
+            bytes.extend(message(tag::DATA_ROW, row));
+        }
+        bytes.extend(message(tag::COMMAND_COMPLETE, b"SELECT 3\0"));
+        bytes.extend(message(tag::READY_FOR_QUERY, b"I"));
+        let mut r = responses_of(bytes);
+        // Nothing taken yet: no chunk is in hand.
+        assert_eq!(r.next_buffered_row(), None);
+        assert_eq!(next(&mut r).0, tag::BIND_COMPLETE);
+        assert_eq!(r.next_buffered_row().as_deref(), Some(&b"r1"[..]));
+        assert_eq!(r.next_buffered_row().as_deref(), Some(&b"r2"[..]));
+        assert_eq!(r.next_buffered_row().as_deref(), Some(&b"r3"[..]));
+        assert_eq!(r.next_buffered_row(), None);
+        assert_eq!(
+            next(&mut r),
+            (tag::COMMAND_COMPLETE, Bytes::from_static(b"SELECT 3\0"))
+        );
+        assert_eq!(next(&mut r).0, tag::READY_FOR_QUERY);
+        assert!(r.ended_idle());
+    }
+
+    /// A DataRow whose length runs past the chunk is not taken here, so
+    /// `poll_next_raw` reports it as the protocol error it is.
+    #[test]
+    fn a_truncated_row_is_left_for_the_checked_path() {
+        let mut bytes = message(tag::BIND_COMPLETE, b"");
+        bytes.extend(message(tag::DATA_ROW, b"ok"));
+        bytes.extend([tag::DATA_ROW, 0, 0, 0, 40, 1, 2]);
+        let mut r = responses_of(bytes);
+        next(&mut r);
+        assert_eq!(r.next_buffered_row().as_deref(), Some(&b"ok"[..]));
+        assert_eq!(r.next_buffered_row(), None);
+        let mut cx = Context::from_waker(Waker::noop());
+        match r.poll_next_raw(&mut cx) {
+            Poll::Ready(Err(e)) => assert!(e.to_string().contains("truncated"), "{e}"),
+            other => panic!(
+                "expected the truncation error, got {:?}",
+                other.map(|r| r.ok())
+            ),
+        }
+    }
+
+    /// While a BEGIN's answers in front are still to be skipped, rows go
+    /// through `poll_next_raw`, which skips them in order.
+    #[test]
+    fn no_buffered_rows_while_a_begin_is_skipped() {
+        let mut bytes = message(tag::PARSE_COMPLETE, b"");
+        bytes.extend(message(tag::DATA_ROW, b"r1"));
+        let mut r = responses_of(bytes);
+        r.begin_in_front(Arc::new(AtomicBool::new(false)));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(r.poll_fill(&mut cx).is_ready());
+        assert_eq!(r.next_buffered_row(), None);
+    }
 }

@@ -45,13 +45,17 @@ pub(crate) async fn read_response(
                 };
             }
         };
-        // DataRow is read here, before the reply reader sees it: a result
-        // of 50,000 rows runs this branch 50,000 times, and going through
-        // `Reply::event` (a call and an `Event` written out per row) cost
-        // 15 % more client CPU per collected row. Rows carry no state the
-        // reader tracks, and errors still go through `reply`.
+        // DataRows are read here, before the reply reader sees them, and
+        // the run of them already in hand without a poll each: a result of
+        // 50,000 rows runs this loop 50,000 times, and a future's round
+        // plus `Reply::event` per row cost 15 % more client CPU per
+        // collected row. Rows carry no state the reader tracks; errors
+        // still go through `reply`.
         if tag == tag::DATA_ROW {
             take_row(&columns, body, &mut reply, &mut on_row);
+            while let Some(body) = responses.next_buffered_row() {
+                take_row(&columns, body, &mut reply, &mut on_row);
+            }
             continue;
         }
         parsed |= tag == tag::PARSE_COMPLETE;
