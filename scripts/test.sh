@@ -45,6 +45,9 @@ if [ -z "${PGPIPE_TEST_URL:-}" ]; then
 fi
 # The pgbouncer tests (crates/pgpipe/tests/pgbouncer.rs) need PgBouncer.
 scripts/ensure-pgbouncer.sh
+# The failover run on a real HA stack (crates/pgpipe/tests/patroni_failover.rs
+# and the testkit's PatroniCluster) needs Patroni and etcd.
+scripts/ensure-patroni.sh
 # The bench's syscall counters need tracefs; its tests check the `-` path
 # where it cannot be mounted.
 scripts/ensure-tracefs.sh

@@ -24,6 +24,10 @@
 //!   message builders in [`msg`] and SCRAM server helpers in [`scram`].
 //! * [`Bouncer`]: PgBouncer in transaction pooling mode in front of a
 //!   cluster (`scripts/ensure-pgbouncer.sh` installs it).
+//! * [`PatroniCluster`]: etcd and three PostgreSQL 15 nodes under Patroni
+//!   on loopback, for failover tests (switchover, `kill -9` of the
+//!   primary, a network partition of the primary through proxies);
+//!   `scripts/ensure-patroni.sh` installs Patroni and etcd.
 //! * [`FaultProxy`]: a TCP proxy for network faults, controlled at run time
 //!   per direction ([`LinkFaults`]: latency, jitter, bandwidth, sliced
 //!   writes, black hole, close or stall after N bytes) plus connection
@@ -56,6 +60,7 @@ mod database;
 mod error;
 mod fake;
 mod mini_client;
+mod patroni;
 mod pki;
 mod process;
 mod proxy;
@@ -72,6 +77,7 @@ pub use error::TestkitError;
 pub use fake::{
     msg, scram, FakeError, FakeErrorKind, FakeServer, Responder, Script, Step, Transcript,
 };
+pub use patroni::{Member, PatroniCluster, PatroniNode, FAILOVER_TIMEOUT, PATRONI_PG_MAJOR};
 pub use pki::{CrlIssuer, ServerCert, TestPki, CERT_USER, UNUSED_SERIAL};
 pub use proxy::{Direction, FaultProxy, LinkFaults, ProxyStats};
 pub use roles::AuthRole;

@@ -101,13 +101,21 @@ fn spawner() -> &'static Mutex<mpsc::Sender<SpawnRequest>> {
 
 /// Spawns `cmd` so that it receives SIGQUIT when the test process dies, however
 /// it dies (panic, abort, SIGKILL): a throwaway server must never outlive its tests.
-pub(crate) fn spawn_tied(mut cmd: Command) -> io::Result<Child> {
+pub(crate) fn spawn_tied(cmd: Command) -> io::Result<Child> {
+    spawn_tied_with(cmd, libc::SIGQUIT)
+}
+
+/// [`spawn_tied`] with another signal: a supervisor such as Patroni must get
+/// one it handles (SIGTERM: it stops its postgres), not one that kills it
+/// and leaves its children behind.
+pub(crate) fn spawn_tied_with(mut cmd: Command, death_signal: libc::c_int) -> io::Result<Child> {
+    let death_signal = death_signal as libc::c_ulong;
     // SAFETY: the closure only calls prctl, which is async-signal-safe. It runs
     // after std has switched uid/gid (a credential change would clear the setting).
     #[cfg(target_os = "linux")]
     unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGQUIT as libc::c_ulong) != 0 {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, death_signal) != 0 {
                 return Err(io::Error::last_os_error());
             }
             Ok(())

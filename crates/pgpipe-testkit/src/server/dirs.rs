@@ -15,7 +15,7 @@ use crate::process::RunAs;
 
 /// A fresh temp directory (with `owner.pid`) and its private socket
 /// directory, both owned by the server user.
-pub(super) fn make_root(run_as: Option<&RunAs>) -> Result<(TempDir, PathBuf), TestkitError> {
+pub(crate) fn make_root(run_as: Option<&RunAs>) -> Result<(TempDir, PathBuf), TestkitError> {
     let base = temp_base(run_as)?;
     remove_stale_dirs(&base);
     let root = tempfile::Builder::new()

@@ -23,7 +23,7 @@ mod dirs;
 mod launch;
 mod standby;
 
-use dirs::make_root;
+pub(crate) use dirs::make_root;
 use launch::Launch;
 
 /// Prefix of the temp directories, also used to find ones left behind.
@@ -400,7 +400,7 @@ fn clean_env(cmd: &mut Command) {
 
 /// Binds 127.0.0.1:0 and returns the port the kernel chose (released at once;
 /// a collision before postgres binds it is retried by the caller).
-fn free_port() -> Result<u16, TestkitError> {
+pub(crate) fn free_port() -> Result<u16, TestkitError> {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
