@@ -185,7 +185,8 @@ impl PatroniCluster {
 
     /// Waits (bounded by `timeout`) until there is a leader that takes
     /// writes and the two other members are running replicas streaming
-    /// from it (`pg_stat_replication` on the leader); returns the leader.
+    /// from it (`pg_stat_replication` on the leader), one of them its
+    /// synchronous standby; returns the leader.
     pub fn wait_healthy(&self, timeout: Duration) -> Result<String, TestkitError> {
         let mut leader = String::new();
         self.wait_until("a leader and two streaming replicas", timeout, |c| {
@@ -194,7 +195,10 @@ impl PatroniCluster {
                 return Ok(false);
             };
             let replicas = members.iter().filter(|m| m.is_running_replica()).count();
-            if replicas < NODES - 1 {
+            // In synchronous mode only the synchronous standby may be
+            // promoted: until there is one, no failover is safe.
+            let synchronous = members.iter().any(|m| m.role == "sync_standby");
+            if replicas < NODES - 1 || !synchronous {
                 return Ok(false);
             }
             let node = c.node_named(&l.name)?;
