@@ -113,7 +113,7 @@ impl Cluster {
     pub fn shared() -> Result<&'static Cluster, TestkitError> {
         let result = SHARED.get_or_init(|| {
             let cluster = match test_url() {
-                Some(u) => Cluster::external(&u),
+                Some(u) => Cluster::external(TEST_URL_VAR, &u),
                 None => Cluster::start(),
             }?;
             if cluster.server.is_some() {
@@ -127,9 +127,10 @@ impl Cluster {
         result.as_ref().map_err(Clone::clone)
     }
 
-    /// A cluster pointing at an existing server; starts nothing.
-    fn external(raw: &str) -> Result<Cluster, TestkitError> {
-        let parsed = url::parse(raw)?;
+    /// A cluster pointing at an existing server (from the environment
+    /// variable `var`, named in errors); starts nothing.
+    pub(crate) fn external(var: &str, raw: &str) -> Result<Cluster, TestkitError> {
+        let parsed = url::parse_var(var, raw)?;
         let socket_dir = if parsed.host.starts_with('/') {
             PathBuf::from(&parsed.host)
         } else {
@@ -152,7 +153,7 @@ impl Cluster {
         };
         let client = addr
             .connect(&addr.admin_db)
-            .map_err(|e| e.context(format!("{TEST_URL_VAR}={}", url::redact(raw))))?;
+            .map_err(|e| e.context(format!("{var}={}", url::redact(raw))))?;
         let version = client
             .parameter("server_version")
             .unwrap_or_default()
@@ -162,6 +163,12 @@ impl Cluster {
             version,
             server: None,
         })
+    }
+
+    /// Where setup sessions go and how URLs are built: shared with the
+    /// databases this cluster hands out.
+    pub(crate) fn addresses(&self) -> &Addresses {
+        &self.addr
     }
 
     /// True when this is the server named by `PGPIPE_TEST_URL`.

@@ -29,6 +29,8 @@ const MAX_IDENT: usize = 63;
 pub struct TestDatabase {
     name: String,
     addr: Addresses,
+    /// Set by [`TestDatabase::keep`]: the drop leaves the database alone.
+    kept: bool,
 }
 
 impl TestDatabase {
@@ -52,11 +54,20 @@ impl TestDatabase {
     pub fn superuser_url(&self) -> String {
         self.addr.superuser_url(&self.name)
     }
+
+    /// Keeps the database on the server instead of dropping it, for a look
+    /// after a failed test; returns its name. On a throwaway cluster it
+    /// still goes when the cluster does (at process exit for
+    /// [`Cluster::shared`](crate::Cluster::shared)).
+    pub fn keep(mut self) -> String {
+        self.kept = true;
+        std::mem::take(&mut self.name)
+    }
 }
 
 impl Drop for TestDatabase {
     fn drop(&mut self) {
-        if self.addr.stopped.load(Ordering::SeqCst) {
+        if self.kept || self.addr.stopped.load(Ordering::SeqCst) {
             return;
         }
         if let Err(e) = drop_database(&self.addr, &self.name) {
@@ -69,20 +80,9 @@ impl Drop for TestDatabase {
 }
 
 pub(crate) fn create(addr: &Addresses, hint: &str) -> Result<TestDatabase, TestkitError> {
-    let name = unique_name(
-        hint,
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed),
-    );
+    let db = create_from(addr, hint, None)?;
+    let name = db.name.clone();
     let ctx = |e: TestkitError| e.context(format!("creating test database {name}"));
-    // CREATE DATABASE cannot run in a transaction block, so it is alone.
-    addr.connect(&addr.admin_db)
-        .and_then(|mut c| c.simple_query(&format!("CREATE DATABASE {}", quote_ident(&name))))
-        .map_err(ctx)?;
-    let db = TestDatabase {
-        name: name.clone(),
-        addr: addr.clone(),
-    };
     // From here on, a failure drops the database again (db's Drop).
     // PostgreSQL 15 no longer lets PUBLIC create in schema public. CREATE
     // on the database lets every test role create schemas and trusted
@@ -98,7 +98,34 @@ pub(crate) fn create(addr: &Addresses, hint: &str) -> Result<TestDatabase, Testk
     Ok(db)
 }
 
-fn drop_database(addr: &Addresses, name: &str) -> Result<(), TestkitError> {
+/// `CREATE DATABASE` with a unique name from `hint`, a copy of `template`
+/// (the server's default, template1, when `None`), owned by the setup user.
+pub(crate) fn create_from(
+    addr: &Addresses,
+    hint: &str,
+    template: Option<&str>,
+) -> Result<TestDatabase, TestkitError> {
+    let name = unique_name(
+        hint,
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed),
+    );
+    let mut sql = format!("CREATE DATABASE {}", quote_ident(&name));
+    if let Some(template) = template {
+        sql.push_str(&format!(" TEMPLATE {}", quote_ident(template)));
+    }
+    // CREATE DATABASE cannot run in a transaction block, so it is alone.
+    addr.connect(&addr.admin_db)
+        .and_then(|mut c| c.simple_query(&sql))
+        .map_err(|e| e.context(format!("creating test database {name}")))?;
+    Ok(TestDatabase {
+        name,
+        addr: addr.clone(),
+        kept: false,
+    })
+}
+
+pub(crate) fn drop_database(addr: &Addresses, name: &str) -> Result<(), TestkitError> {
     let mut client = addr.connect(&addr.admin_db)?;
     let ident = quote_ident(name);
     match client.simple_query(&format!("DROP DATABASE IF EXISTS {ident} WITH (FORCE)")) {

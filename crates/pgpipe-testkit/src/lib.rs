@@ -61,6 +61,7 @@ mod error;
 mod fake;
 mod mini_client;
 mod patroni;
+mod per_test;
 mod pki;
 mod process;
 mod proxy;
@@ -78,6 +79,17 @@ pub use fake::{
     msg, scram, FakeError, FakeErrorKind, FakeServer, Responder, Script, Step, Transcript,
 };
 pub use patroni::{Member, PatroniCluster, PatroniNode, FAILOVER_TIMEOUT, PATRONI_PG_MAJOR};
+pub use per_test::{run_test, test_server, TestOutcome, TestSpec, DATABASE_URL_VAR};
+/// A test with a fresh database, as `#[sqlx::test]`: see the crate docs.
+///
+/// ```no_run
+/// #[pgpipe_testkit::test(migrations = "migrations", fixtures("users"))]
+/// async fn signs_up(pool: pgpipe::Pool) -> Result<(), pgpipe::Error> {
+///     pool.execute("INSERT INTO users (name) VALUES ($1)", ("cy",)).await?;
+///     Ok(())
+/// }
+/// ```
+pub use pgpipe_testkit_macros::test;
 pub use pki::{CrlIssuer, ServerCert, TestPki, CERT_USER, UNUSED_SERIAL};
 pub use proxy::{Direction, FaultProxy, LinkFaults, ProxyStats};
 pub use roles::AuthRole;

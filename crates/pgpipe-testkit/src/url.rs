@@ -63,16 +63,19 @@ pub(crate) struct ParsedUrl {
     pub query: Option<String>,
 }
 
+/// [`parse_var`] for `PGPIPE_TEST_URL`.
+#[cfg(test)]
+pub(crate) fn parse(url: &str) -> Result<ParsedUrl, TestkitError> {
+    parse_var(crate::cluster::TEST_URL_VAR, url)
+}
+
 /// Parses `postgres://` / `postgresql://` URLs: user, password, one host
 /// (name, `[v6]`, or percent-encoded socket directory), port, dbname, and the
-/// `host`, `port`, `user`, `password`, `dbname` query parameters.
-pub(crate) fn parse(url: &str) -> Result<ParsedUrl, TestkitError> {
-    let bad = |why: &str| {
-        TestkitError::new(format!(
-            "PGPIPE_TEST_URL `{}` is not usable: {why}",
-            redact(url)
-        ))
-    };
+/// `host`, `port`, `user`, `password`, `dbname` query parameters. Errors
+/// name the environment variable `var` the URL came from.
+pub(crate) fn parse_var(var: &str, url: &str) -> Result<ParsedUrl, TestkitError> {
+    let bad =
+        |why: &str| TestkitError::new(format!("{var} `{}` is not usable: {why}", redact(url)));
     let rest = url
         .strip_prefix("postgres://")
         .or_else(|| url.strip_prefix("postgresql://"))
