@@ -49,3 +49,43 @@ pub(crate) fn fixture_path(name: &str) -> String {
         format!("fixtures/{name}.sql")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    #[test]
+    fn reads_migrations_and_fixtures() {
+        let args = parse(quote!(
+            migrations = "db/migrations",
+            fixtures("users", "a/b.sql")
+        ))
+        .unwrap();
+        assert_eq!(args.migrations.unwrap().value(), "db/migrations");
+        let names: Vec<String> = args.fixtures.iter().map(LitStr::value).collect();
+        assert_eq!(names, ["users", "a/b.sql"]);
+        let none = parse(quote!()).unwrap();
+        assert!(none.migrations.is_none() && none.fixtures.is_empty());
+    }
+
+    #[test]
+    fn refuses_what_it_does_not_know() {
+        let e = parse(quote!(migration = "x")).err().unwrap().to_string();
+        assert!(e.contains("unknown argument"), "{e}");
+        let e = parse(quote!(migrations = "a", migrations = "b"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("twice"), "{e}");
+        assert!(parse(quote!(migrations = 3)).is_err());
+        assert!(parse(quote!(fixtures(users))).is_err());
+    }
+
+    #[test]
+    fn fixture_names_resolve_like_sqlx() {
+        assert_eq!(fixture_path("users"), "fixtures/users.sql");
+        assert_eq!(fixture_path("seed.sql"), "seed.sql");
+        assert_eq!(fixture_path("../shared/users"), "../shared/users");
+    }
+}

@@ -123,3 +123,107 @@ fn receives(ty: &Type) -> syn::Result<Receives> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    fn expand_str(attr: TokenStream, item: TokenStream) -> Result<String, String> {
+        let args = crate::args::parse(attr).map_err(|e| e.to_string())?;
+        let function: ItemFn = syn::parse2(item).map_err(|e| e.to_string())?;
+        expand(&args, function)
+            .map(|t| t.to_string())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_argument_type_picks_the_connection() {
+        for (ty, expect) in [
+            (quote!(Pool), "Pool :: connect"),
+            (quote!(pgpipe::Pool), "Pool :: connect"),
+            (quote!(Client), ":: pgpipe :: connect"),
+            (quote!(Config), "parse :: < :: pgpipe :: Config >"),
+            (quote!(String), "let __pgpipe_arg = __pgpipe_url ;"),
+        ] {
+            let out = expand_str(quote!(), quote!(async fn t(x: #ty) {})).unwrap();
+            assert!(out.contains(expect), "{ty}: {out}");
+            assert!(out.contains("run_test"), "{out}");
+        }
+    }
+
+    #[test]
+    fn arguments_become_the_spec() {
+        let out = expand_str(
+            quote!(migrations = "migrations", fixtures("users")),
+            quote!(
+                #[ignore]
+                async fn t(pool: Pool) -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        )
+        .unwrap();
+        assert!(out.contains(". migrations ("), "{out}");
+        assert!(out.contains("\"migrations\""), "{out}");
+        assert!(
+            out.contains(
+                ". fixture (\"users\" , :: core :: include_str ! (\"fixtures/users.sql\"))"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("# [ignore]"), "{out}");
+    }
+
+    #[test]
+    fn misuse_is_a_compile_error_that_says_what_to_write() {
+        let cases = [
+            (
+                quote!(
+                    fn t(pool: Pool) {}
+                ),
+                "needs an `async fn`",
+            ),
+            (
+                quote!(
+                    async fn t() {}
+                ),
+                "take one argument",
+            ),
+            (
+                quote!(
+                    async fn t(a: Pool, b: Pool) {}
+                ),
+                "take one argument",
+            ),
+            (
+                quote!(
+                    async fn t<T>(pool: T) {}
+                ),
+                "cannot be generic",
+            ),
+            (
+                quote!(
+                    async fn t(pool: &Pool) {}
+                ),
+                "passes a pgpipe::Pool",
+            ),
+            (
+                quote!(
+                    async fn t(pool: MyPool) {}
+                ),
+                "not an alias",
+            ),
+            (
+                quote!(
+                    async fn t(pool: Vec<Pool>) {}
+                ),
+                "passes a pgpipe::Pool",
+            ),
+        ];
+        for (item, expect) in cases {
+            let e = expand_str(quote!(), item.clone()).unwrap_err();
+            assert!(e.contains(expect), "{item}: {e}");
+        }
+    }
+}

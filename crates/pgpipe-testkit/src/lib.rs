@@ -1,4 +1,31 @@
-//! Test infrastructure for pgpipe.
+//! Test infrastructure for pgpipe, and for your code that uses it.
+//!
+//! # A fresh database per test
+//!
+//! [`macro@test`] gives each test its own database, as `#[sqlx::test]`
+//! does: migrations applied (once, into a template every test copies),
+//! fixtures loaded, a `pgpipe::Pool`, `Client`, `Config` or the URL
+//! handed to the test, and the database dropped when the test passes and
+//! kept, with its name and URL printed, when it fails. It works under
+//! `cargo test` (threads) and `cargo nextest` (a process per test).
+//!
+//! ```ignore
+//! use pgpipe::Pool;
+//!
+//! #[pgpipe_testkit::test(migrations = "migrations", fixtures("users"))]
+//! async fn counts_users(pool: Pool) -> Result<(), pgpipe::Error> {
+//!     let n: i64 = pool.query_one("SELECT count(*) FROM users", ()).await?.get(0);
+//!     assert_eq!(n, 2);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The server is `PGPIPE_TEST_URL`, else `DATABASE_URL`, else a throwaway
+//! cluster the first test of the process starts ([`test_server`]).
+//! Without the attribute: [`TestSpec`] and [`run_test`]. The whole story,
+//! with what each test costs: `docs/testing.md` in pgpipe's repository.
+//!
+//! # pgpipe's own test infrastructure
 //!
 //! * [`Cluster`]: throwaway PostgreSQL servers for tests, demos and
 //!   benchmarks. [`Cluster::shared`] starts one per test process on first
@@ -80,15 +107,33 @@ pub use fake::{
 };
 pub use patroni::{Member, PatroniCluster, PatroniNode, FAILOVER_TIMEOUT, PATRONI_PG_MAJOR};
 pub use per_test::{run_test, test_server, TestOutcome, TestSpec, DATABASE_URL_VAR};
-/// A test with a fresh database, as `#[sqlx::test]`: see the crate docs.
+/// A test with a fresh database, as `#[sqlx::test]`.
 ///
-/// ```no_run
+/// ```ignore
 /// #[pgpipe_testkit::test(migrations = "migrations", fixtures("users"))]
 /// async fn signs_up(pool: pgpipe::Pool) -> Result<(), pgpipe::Error> {
 ///     pool.execute("INSERT INTO users (name) VALUES ($1)", ("cy",)).await?;
 ///     Ok(())
 /// }
 /// ```
+///
+/// Expands to a `#[test]` that calls [`run_test`] with a [`TestSpec`]
+/// built from the arguments:
+///
+/// - `migrations = "dir"`: refinery-style `V<version>__<name>.sql` files,
+///   relative to the crate's `Cargo.toml`, applied in version order once
+///   into a template database (`pgpipe_tpl_<content hash>`) that each
+///   test's database copies ([`TestSpec::migrations`]);
+/// - `fixtures("users", "messages")`: SQL files run in the test's database
+///   in that order: `fixtures/<name>.sql` next to the test's source file,
+///   or the path given when it has a `/` or ends in `.sql` (compiled in
+///   with `include_str!`).
+///
+/// The `async fn` takes one argument, picked by its type's name:
+/// `Pool` (`pgpipe::Pool::connect`), `Client` (`pgpipe::connect`),
+/// `Config` (the URL parsed) or `String` (the URL). It returns `()` or
+/// `Result<(), E: Debug>`. The crate using it must depend on `pgpipe`
+/// (the expansion names `::pgpipe`).
 pub use pgpipe_testkit_macros::test;
 pub use pki::{CrlIssuer, ServerCert, TestPki, CERT_USER, UNUSED_SERIAL};
 pub use proxy::{Direction, FaultProxy, LinkFaults, ProxyStats};
