@@ -44,12 +44,19 @@ struct Finished {
 
 /// This binary with `args`, its databases on this process's server.
 fn spawn(args: &[&str], env: &[(&str, &str)]) -> Running {
+    spawn_with("PGPIPE_TEST_URL", args, env)
+}
+
+/// Like [`spawn`], naming the server in `url_var` (`PGPIPE_TEST_URL` or
+/// `DATABASE_URL`) and leaving the other unset.
+fn spawn_with(url_var: &str, args: &[&str], env: &[(&str, &str)]) -> Running {
     let out = tempfile::NamedTempFile::new().unwrap();
     let err = tempfile::NamedTempFile::new().unwrap();
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args(args)
-        .env("PGPIPE_TEST_URL", server().superuser_url("postgres"))
+        .env_remove("PGPIPE_TEST_URL")
         .env_remove("DATABASE_URL")
+        .env(url_var, server().superuser_url("postgres"))
         .stdin(Stdio::null())
         .stdout(out.reopen().unwrap())
         .stderr(err.reopen().unwrap());
@@ -214,11 +221,21 @@ fn the_whole_binary_twice_leaves_no_databases() {
 
 #[test]
 fn failing_tests_keep_their_databases() {
-    for (test, why) in [
-        ("failing::panics", "failing on purpose"),
-        ("failing::returns_err", "division by zero"),
+    // The kept database being on this server also shows that the child
+    // used the server named by DATABASE_URL when PGPIPE_TEST_URL is unset.
+    for (test, why, url_var) in [
+        ("failing::panics", "failing on purpose", "DATABASE_URL"),
+        (
+            "failing::returns_err",
+            "division by zero",
+            "PGPIPE_TEST_URL",
+        ),
     ] {
-        let done = finish(spawn(&["--ignored", "--exact", test], &[(FAIL_VAR, "1")]));
+        let done = finish(spawn_with(
+            url_var,
+            &["--ignored", "--exact", test],
+            &[(FAIL_VAR, "1")],
+        ));
         assert!(!done.status.success(), "{test} passed:\n{}", done.output);
         assert!(done.output.contains(why), "{test}:\n{}", done.output);
         assert!(done.output.contains("1 failed"), "{test}:\n{}", done.output);
