@@ -2,8 +2,8 @@
 //! ROLLBACK TO, COMMIT and ROLLBACK, each through the extended protocol on
 //! the unnamed statement (so a pending BEGIN can travel in front of it).
 
-use bytes::BytesMut;
-use pgpipe_proto::backend::CommandComplete;
+use bytes::{Bytes, BytesMut};
+use pgpipe_proto::backend::{tag, CommandComplete, Message};
 use pgpipe_proto::frontend::{self, Encoder};
 
 use super::encode_error;
@@ -56,30 +56,51 @@ pub(crate) enum Ended {
 }
 
 /// Reads a control response to its ReadyForQuery: the server's error, a
-/// `ROLLBACK` tag, or success.
+/// protocol error, or how it ended (the first statement's tag decides).
 pub(crate) async fn read_control(
     shared: &Session,
     responses: &mut Responses,
 ) -> Result<Ended, Error> {
+    read_control_value(shared, responses)
+        .await
+        .map(|(ended, _)| ended)
+}
+
+/// [`read_control`], also returning the first column of the first row a
+/// statement returned (in text: control statements bind no formats), for a
+/// COMMIT followed by a `SELECT` under the same Sync.
+pub(crate) async fn read_control_value(
+    shared: &Session,
+    responses: &mut Responses,
+) -> Result<(Ended, Option<Bytes>), Error> {
     let mut reply = Reply::extended();
-    let mut ended = Ended::Done;
+    let mut ended = None;
+    let mut value = None;
     loop {
         let (t, body) = responses.next_raw().await.map_err(|e| reply.cut_short(e))?;
         match reply.event(t, body) {
             Event::Ready => break,
             Event::Step | Event::Failed => {}
             Event::Complete { tag, .. } => {
-                ended = if CommandComplete::command_in_body(&tag) == b"ROLLBACK" {
+                ended.get_or_insert(if CommandComplete::command_in_body(&tag) == b"ROLLBACK" {
                     Ended::RolledBack
                 } else {
                     Ended::Done
-                };
+                });
             }
+            Event::Row(body) if value.is_none() => match Message::parse(tag::DATA_ROW, body) {
+                Ok(Message::DataRow(row)) => {
+                    let first = row.ranges().next().flatten();
+                    value = Some(first.map(|r| row.buffer().slice(r)));
+                }
+                Ok(_) => reply.fail(Error::protocol("a DataRow did not parse as one")),
+                Err(e) => reply.fail(Error::protocol(e.to_string())),
+            },
             other => reply.unexpected_event(other, "in a transaction control response"),
         }
     }
     match reply.take_error() {
         Some(e) => Err(shared.request_failed(e)),
-        None => Ok(ended),
+        None => Ok((ended.unwrap_or(Ended::Done), value.flatten())),
     }
 }
