@@ -22,6 +22,7 @@
 #![warn(unreachable_pub)]
 
 mod client;
+pub mod cluster;
 pub mod config;
 mod connect;
 mod copy;
@@ -86,3 +87,8 @@ pub struct ReadmeDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/migrating.md")]
 pub struct MigratingDoctests;
+
+/// docs/scale-out.md's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/scale-out.md")]
+pub struct ScaleOutDoctests;

@@ -70,6 +70,11 @@ pub enum ErrorKind {
     /// The connection was lost while COMMIT was in flight: the transaction
     /// may or may not have been committed. Never retry blindly; check.
     OutcomeUnknown,
+    /// A cluster (`pgpipe::cluster::Cluster`) could not route a request: a
+    /// shard id it does not know, a key its shard map does not cover or
+    /// cannot take, a resolver that failed, or no host of the shard in the
+    /// role asked for (the message says which).
+    Routing,
 }
 
 /// The error type of every fallible pgpipe operation.

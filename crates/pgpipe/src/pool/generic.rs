@@ -22,7 +22,7 @@ impl_generic_client!(Pool);
 
 impl Pool {
     /// A checkout, as a session that keeps it until dropped.
-    async fn checkout_session(&self) -> Result<Lent<'static>, Error> {
+    pub(crate) async fn checkout_session(&self) -> Result<Lent<'static>, Error> {
         let guard = self.get().await?;
         let conn = guard.conn().clone();
         Ok(Lent::held(conn, Box::new(guard)))

@@ -1,0 +1,228 @@
+//! [`ClusterBuilder`]: shards and their hosts, the shard map, timings.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::cluster::{Cluster, ClusterInner};
+use super::consistency::Fallback;
+use super::host::HostNode;
+use super::map::ShardMap;
+use super::settings::Settings;
+use super::shard::ShardNode;
+use super::ShardId;
+use crate::error::ErrorKind;
+use crate::{Config, Error, PoolConfig};
+
+/// Builds a [`Cluster`]: each shard's hosts (primary and standbys alike:
+/// roles are asked of the servers, never configured), the [`ShardMap`],
+/// the pools' settings and the timings of probes and waits.
+///
+/// ```no_run
+/// # fn f() -> Result<(), pgpipe::Error> {
+/// use std::time::Duration;
+/// use pgpipe::cluster::{Cluster, Fallback, ShardMap};
+/// use pgpipe::PoolConfig;
+///
+/// let cluster = Cluster::builder()
+///     .shard(0, ["postgres://app@10.0.0.1/mail", "postgres://app@10.0.0.2/mail"])
+///     .shard(1, ["postgres://app@10.0.1.1/mail", "postgres://app@10.0.1.2/mail"])
+///     .map(ShardMap::ranges([(0..1_000_000, 0), (1_000_000..2_000_000, 1)])?)
+///     .pool_config(PoolConfig::new().max_size(8))
+///     .max_replica_lag(Some(Duration::from_secs(5)))
+///     .token_wait(Duration::from_millis(200))
+///     .replica_fallback(Fallback::Primary)
+///     .build()?;
+/// # Ok(()) }
+/// ```
+#[must_use = "a builder does nothing until build() is called"]
+pub struct ClusterBuilder {
+    shards: Vec<(ShardId, Vec<Result<Config, Error>>)>,
+    map: Option<ShardMap>,
+    pool_config: PoolConfig,
+    settings: Settings,
+}
+
+impl Cluster {
+    /// A [`ClusterBuilder`] with no shards.
+    ///
+    /// ```
+    /// let builder = pgpipe::cluster::Cluster::builder();
+    /// ```
+    pub fn builder() -> ClusterBuilder {
+        ClusterBuilder {
+            shards: Vec::new(),
+            map: None,
+            pool_config: PoolConfig::new(),
+            settings: Settings::default(),
+        }
+    }
+}
+
+impl ClusterBuilder {
+    /// Adds shard `id` with its hosts, one connection string each (any
+    /// form [`Config::parse`] takes; one host per string). List every host
+    /// that may serve the shard: which one is primary is asked of them.
+    ///
+    /// ```
+    /// let builder = pgpipe::cluster::Cluster::builder()
+    ///     .shard(0, ["postgres://app@db0a/mail", "postgres://app@db0b/mail"]);
+    /// ```
+    pub fn shard<I>(mut self, id: ShardId, hosts: I) -> ClusterBuilder
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let hosts = hosts
+            .into_iter()
+            .map(|url| {
+                Config::parse(url.as_ref())
+                    .map_err(|e| Error::from(e).context(format!("a host of shard {id}")))
+            })
+            .collect();
+        self.shards.push((id, hosts));
+        self
+    }
+
+    /// Adds shard `id` with hosts configured in code.
+    ///
+    /// ```
+    /// use pgpipe::Config;
+    ///
+    /// let mut a = Config::new();
+    /// a.host("10.0.0.1").user("app").dbname("mail");
+    /// let builder = pgpipe::cluster::Cluster::builder().shard_with_configs(0, [a]);
+    /// ```
+    pub fn shard_with_configs(
+        mut self,
+        id: ShardId,
+        hosts: impl IntoIterator<Item = Config>,
+    ) -> ClusterBuilder {
+        self.shards.push((id, hosts.into_iter().map(Ok).collect()));
+        self
+    }
+
+    /// How keys map to shards. Without one,
+    /// [`Cluster::shard`](crate::cluster::Cluster::shard) hashes over
+    /// shards `0..n` ([`ShardMap::hash`]) when the shards are exactly
+    /// those; otherwise the map is required.
+    pub fn map(mut self, map: ShardMap) -> ClusterBuilder {
+        self.map = Some(map);
+        self
+    }
+
+    /// The settings of each host's pool (one pool per host, created on
+    /// first use). Default: [`PoolConfig::new`].
+    pub fn pool_config(mut self, config: PoolConfig) -> ClusterBuilder {
+        self.pool_config = config;
+        self
+    }
+
+    /// How often the hosts of every shard in use are probed (role, WAL
+    /// position) in the background. Default 1 s.
+    pub fn probe_interval(mut self, interval: Duration) -> ClusterBuilder {
+        self.settings.probe_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a probe (connecting included) may take before the host
+    /// counts as unreachable. Default 5 s.
+    pub fn probe_timeout(mut self, timeout: Duration) -> ClusterBuilder {
+        self.settings.probe_timeout = timeout;
+        self
+    }
+
+    /// The most a standby may lag for [`Consistency::Any`](crate::cluster::Consistency::Any)
+    /// reads; past it, it gets none until it catches up. `None`: no bound.
+    /// Default 30 s.
+    pub fn max_replica_lag(mut self, bound: Option<Duration>) -> ClusterBuilder {
+        self.settings.max_replica_lag = bound;
+        self
+    }
+
+    /// How long a read-your-writes read waits for a standby to replay its
+    /// token (probing the standbys meanwhile) before the fallback. Default
+    /// 1 s.
+    pub fn token_wait(mut self, wait: Duration) -> ClusterBuilder {
+        self.settings.token_wait = wait;
+        self
+    }
+
+    /// How long a write waits for a shard without a primary (a failover in
+    /// progress) to have one again. Default 10 s.
+    pub fn primary_wait(mut self, wait: Duration) -> ClusterBuilder {
+        self.settings.primary_wait = wait;
+        self
+    }
+
+    /// What a replica read does when no standby qualifies. Default
+    /// [`Fallback::Primary`].
+    pub fn replica_fallback(mut self, fallback: Fallback) -> ClusterBuilder {
+        self.settings.fallback = fallback;
+        self
+    }
+
+    /// Builds the cluster and starts its background probe. No connection
+    /// opens here: a shard's hosts are probed at its first use, and a
+    /// host's pool opens connections as requests need them.
+    ///
+    /// # Errors
+    ///
+    /// Kind [`Config`](ErrorKind::Config): no shards, a shard without
+    /// hosts or listed twice, a connection string that does not parse, or
+    /// a static map sending keys to a shard that is not there;
+    /// [`InvalidUse`](ErrorKind::InvalidUse) outside a tokio runtime.
+    pub fn build(self) -> Result<Cluster, Error> {
+        let mut shards = BTreeMap::new();
+        for (id, hosts) in self.shards {
+            if hosts.is_empty() {
+                return Err(config_error(format!("shard {id} has no hosts")));
+            }
+            let hosts = hosts
+                .into_iter()
+                .map(|config| Ok(Arc::new(HostNode::new(config?, self.pool_config.clone()))))
+                .collect::<Result<Vec<_>, Error>>()?;
+            if shards
+                .insert(id, Arc::new(ShardNode::new(id, hosts)))
+                .is_some()
+            {
+                return Err(config_error(format!("shard {id} is listed twice")));
+            }
+        }
+        if shards.is_empty() {
+            return Err(config_error("a cluster needs at least one shard".into()));
+        }
+        let map = match self.map {
+            Some(map) => map,
+            None => {
+                let n = u32::try_from(shards.len()).unwrap_or(u32::MAX);
+                if shards.keys().copied().ne(0..n) {
+                    return Err(config_error(
+                        "without a shard map the shards must be 0..n (for a hash map); set one with ClusterBuilder::map".into(),
+                    ));
+                }
+                ShardMap::hash(n)?
+            }
+        };
+        Cluster::start(ClusterInner {
+            shards,
+            map,
+            settings: self.settings,
+        })
+    }
+}
+
+fn config_error(message: String) -> Error {
+    Error::new(ErrorKind::Config, message)
+}
+
+impl fmt::Debug for ClusterBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClusterBuilder")
+            .field("shards", &self.shards.len())
+            .field("map", &self.map)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}

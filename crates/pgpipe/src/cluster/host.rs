@@ -1,0 +1,223 @@
+//! One host of a shard: its pool (opened on first use), its role and WAL
+//! position as its last probe saw them, and the probe itself.
+
+use std::fmt;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use pgpipe_types::PgLsn;
+use tokio::time::Instant;
+
+use crate::config::Host;
+use crate::error::ErrorKind;
+use crate::{Client, Config, Error, Pool, PoolConfig};
+
+/// What a host is, as the server last said (never configured).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Role {
+    /// Not probed yet.
+    Unknown,
+    /// Not in recovery and accepting writes: the shard's primary.
+    Primary,
+    /// In recovery (`pg_is_in_recovery()`): a streaming replica.
+    Standby,
+    /// Not in recovery but read-only (`default_transaction_read_only`, a
+    /// fenced old primary), or a write there failed with SQLSTATE 25006
+    /// since its last probe: no writes go there.
+    ReadOnly,
+    /// The last probe could not reach it.
+    Unreachable,
+}
+
+/// What the last probe of a host saw.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Seen {
+    pub(crate) role: Role,
+    /// The replay position of a standby, the insert position of a primary.
+    pub(crate) position: Option<PgLsn>,
+    /// When the probe that saw this started: the position was at least
+    /// this far then.
+    pub(crate) at: Option<Instant>,
+    /// `in_hot_standby` as the probe's open session last reported it
+    /// (PostgreSQL 14+).
+    pub(crate) in_hot_standby: Option<bool>,
+    /// `wal_block_size`, for positions at a page boundary.
+    pub(crate) wal_block: u64,
+    /// The backend serving the probe's session.
+    pub(crate) probe_pid: Option<i32>,
+}
+
+pub(crate) struct HostNode {
+    pub(crate) label: String,
+    config: Config,
+    pool_config: PoolConfig,
+    pool: Mutex<Option<Pool>>,
+    seen: Mutex<Seen>,
+    last_error: Mutex<Option<String>>,
+    /// The probe's own session, kept open between probes; the lock also
+    /// makes on-demand refreshes of one host run one at a time.
+    probe: tokio::sync::Mutex<Option<Client>>,
+}
+
+impl HostNode {
+    pub(crate) fn new(config: Config, pool_config: PoolConfig) -> HostNode {
+        HostNode {
+            label: label(&config),
+            config,
+            pool_config,
+            pool: Mutex::new(None),
+            seen: Mutex::new(Seen {
+                role: Role::Unknown,
+                position: None,
+                at: None,
+                in_hot_standby: None,
+                wal_block: 8192,
+                probe_pid: None,
+            }),
+            last_error: Mutex::new(None),
+            probe: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The host's pool, created on first use (no connection opens until a
+    /// statement needs one).
+    pub(crate) fn pool(&self) -> Result<Pool, Error> {
+        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = &*pool {
+            return Ok(p.clone());
+        }
+        let created =
+            Pool::connect_lazy_with_config(self.config.clone(), self.pool_config.clone())?;
+        *pool = Some(created.clone());
+        Ok(created)
+    }
+
+    /// The pool if one was created.
+    pub(crate) fn existing_pool(&self) -> Option<Pool> {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn seen(&self) -> Seen {
+        *self.seen.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn last_error(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// A write here failed with 25006: no more writes until a probe says
+    /// it is writable again.
+    pub(crate) fn mark_read_only(&self, why: &Error) {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner()).role = Role::ReadOnly;
+        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_string());
+        tracing::info!(target: "pgpipe::cluster", host = %self.label, "a write was refused as read-only (25006): the host leaves the write lane");
+    }
+
+    /// A connection could not be opened: no requests until a probe
+    /// reaches it again.
+    pub(crate) fn mark_unreachable(&self, why: &Error) {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner()).role = Role::Unreachable;
+        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_string());
+    }
+
+    /// Probes the host unless a probe that started at or after
+    /// `not_before` already finished: concurrent callers share one probe.
+    pub(crate) async fn refresh(&self, not_before: Instant, timeout: Duration) -> Seen {
+        let mut probe = self.probe.lock().await;
+        let seen = self.seen();
+        if seen.at.is_some_and(|at| at >= not_before) {
+            return seen;
+        }
+        let started = Instant::now();
+        let result = tokio::time::timeout(timeout, probe_once(&self.config, &mut probe)).await;
+        let result = result.unwrap_or_else(|_| {
+            Err(Error::new(
+                ErrorKind::Timeout,
+                format!("the probe did not answer within {timeout:?}"),
+            ))
+        });
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        match result {
+            Ok(found) => {
+                *seen = Seen {
+                    at: Some(started),
+                    ..found
+                };
+                *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            }
+            Err(e) => {
+                tracing::debug!(target: "pgpipe::cluster", host = %self.label, error = %e, "probe failed");
+                // A session that failed may be broken: the next probe
+                // opens a new one.
+                *probe = None;
+                seen.role = Role::Unreachable;
+                seen.at = Some(started);
+                *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
+            }
+        }
+        *seen
+    }
+}
+
+/// One probe on the probe's session (opened if needed): recovery state,
+/// read-only state, and the WAL position in one statement.
+async fn probe_once(config: &Config, session: &mut Option<Client>) -> Result<Seen, Error> {
+    if session.as_ref().is_none_or(Client::is_closed) {
+        *session = Some(config.connect().await?);
+    }
+    let client = session.as_ref().ok_or_else(Error::closed)?;
+    let row = client
+        .query_one(
+            "SELECT pg_is_in_recovery(), \
+                    current_setting('transaction_read_only') = 'on', \
+                    CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() \
+                         ELSE pg_current_wal_insert_lsn() END, \
+                    current_setting('wal_block_size')::int8",
+            (),
+        )
+        .await?;
+    let in_recovery: bool = row.try_get(0)?;
+    let read_only: bool = row.try_get(1)?;
+    let position: Option<PgLsn> = row.try_get(2)?;
+    let wal_block: i64 = row.try_get(3)?;
+    let role = match (in_recovery, read_only) {
+        (true, _) => Role::Standby,
+        (false, true) => Role::ReadOnly,
+        (false, false) => Role::Primary,
+    };
+    Ok(Seen {
+        role,
+        position,
+        at: None,
+        // Sent by 14+ with every change, on this open session: a promotion
+        // reaches it with the answer to the probe's statement.
+        in_hot_standby: client.parameter("in_hot_standby").map(|v| v == "on"),
+        wal_block: u64::try_from(wal_block).unwrap_or(8192).max(1),
+        probe_pid: Some(client.backend_pid()),
+    })
+}
+
+/// `host:port/dbname`, without user or password, for messages and status.
+fn label(config: &Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) if h.contains(':') => format!("[{h}]"),
+        Some(Host::Tcp(h)) => h.clone(),
+        Some(Host::Unix(dir)) => dir.display().to_string(),
+        None => "localhost".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!("{host}:{port}/{}", config.get_dbname().unwrap_or(""))
+}
+
+impl fmt::Debug for HostNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostNode")
+            .field("label", &self.label)
+            .field("seen", &self.seen())
+            .finish_non_exhaustive()
+    }
+}

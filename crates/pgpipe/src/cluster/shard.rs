@@ -1,0 +1,237 @@
+//! One shard's hosts: discovering their roles, finding the primary,
+//! choosing a replica for a read's consistency.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use super::consistency::Consistency;
+use super::host::{HostNode, Role, Seen};
+use super::lag::History;
+use super::position::reached;
+use super::settings::Settings;
+use super::ShardId;
+use crate::error::ErrorKind;
+use crate::Error;
+
+pub(crate) struct ShardNode {
+    pub(crate) id: ShardId,
+    pub(crate) hosts: Vec<Arc<HostNode>>,
+    history: Mutex<History>,
+    /// The host the last probe round found primary, to tell a failover.
+    last_primary: Mutex<Option<usize>>,
+    /// Whether the shard was used: only used shards are probed in the
+    /// background (an unused one holds no connection).
+    active: AtomicBool,
+    discovered: tokio::sync::OnceCell<()>,
+    next_replica: AtomicUsize,
+}
+
+impl ShardNode {
+    pub(crate) fn new(id: ShardId, hosts: Vec<Arc<HostNode>>) -> ShardNode {
+        ShardNode {
+            id,
+            hosts,
+            history: Mutex::default(),
+            last_primary: Mutex::new(None),
+            active: AtomicBool::new(false),
+            discovered: tokio::sync::OnceCell::new(),
+            next_replica: AtomicUsize::new(0),
+        }
+    }
+
+    pub(crate) fn is_active(&self) -> bool {
+        self.active.load(Ordering::Relaxed)
+    }
+
+    /// On first use, the roles of every host, asked of the servers.
+    async fn discover(&self, settings: &Settings) {
+        self.discovered
+            .get_or_init(|| async {
+                self.active.store(true, Ordering::Relaxed);
+                self.refresh_all(Instant::now(), settings.probe_timeout)
+                    .await;
+            })
+            .await;
+    }
+
+    /// Probes every host at once (sharing probes that started at or after
+    /// `not_before`), then records the primary's position for lag.
+    pub(crate) async fn refresh_all(&self, not_before: Instant, timeout: Duration) {
+        let mut probes = JoinSet::new();
+        for (i, host) in self.hosts.iter().enumerate() {
+            let host = host.clone();
+            probes.spawn(async move { (i, host.refresh(not_before, timeout).await) });
+        }
+        let mut primary: Option<(usize, Seen)> = None;
+        while let Some(done) = probes.join_next().await {
+            if let Ok((i, seen)) = done {
+                if seen.role == Role::Primary && primary.is_none() {
+                    primary = Some((i, seen));
+                }
+            }
+        }
+        if let Some((i, seen)) = primary {
+            self.record_primary(i, seen);
+        }
+    }
+
+    fn record_primary(&self, index: usize, seen: Seen) {
+        let mut last = self.last_primary.lock().unwrap_or_else(|e| e.into_inner());
+        let mut history = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        if *last != Some(index) {
+            if last.is_some() {
+                tracing::info!(target: "pgpipe::cluster", shard = self.id, host = %self.hosts[index].label, "the shard has a new primary");
+            }
+            history.clear();
+            *last = Some(index);
+        }
+        if let (Some(at), Some(position)) = (seen.at, seen.position) {
+            history.record(at, position);
+        }
+    }
+
+    fn current_primary(&self) -> Option<Arc<HostNode>> {
+        self.hosts
+            .iter()
+            .find(|h| h.seen().role == Role::Primary)
+            .cloned()
+    }
+
+    /// The shard's primary: as last seen, or asked again of every host
+    /// until one is primary or `settings.primary_wait` has passed.
+    pub(crate) async fn primary(&self, settings: &Settings) -> Result<Arc<HostNode>, Error> {
+        self.discover(settings).await;
+        if let Some(host) = self.current_primary() {
+            return Ok(host);
+        }
+        self.resolve_primary(settings).await
+    }
+
+    /// Asks every host again until one is primary (a failover in
+    /// progress), bounded by `settings.primary_wait`.
+    pub(crate) async fn resolve_primary(
+        &self,
+        settings: &Settings,
+    ) -> Result<Arc<HostNode>, Error> {
+        let deadline = Instant::now() + settings.primary_wait;
+        loop {
+            self.refresh_all(Instant::now(), settings.probe_timeout)
+                .await;
+            if let Some(host) = self.current_primary() {
+                return Ok(host);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::new(
+                    ErrorKind::Routing,
+                    format!(
+                        "shard {} has no primary after {:?}: {}",
+                        self.id,
+                        settings.primary_wait,
+                        self.describe_hosts()
+                    ),
+                ));
+            }
+            tokio::time::sleep_until(deadline.min(now + settings.probe_interval)).await;
+        }
+    }
+
+    /// A replica for a read of `consistency`, or `None` if none qualifies
+    /// (after waiting up to `settings.token_wait` for one to replay a
+    /// token).
+    pub(crate) async fn replica(
+        &self,
+        consistency: &Consistency,
+        settings: &Settings,
+    ) -> Option<Arc<HostNode>> {
+        self.discover(settings).await;
+        let token = match consistency {
+            Consistency::ReadYourWrites(token) => *token,
+            Consistency::Any => {
+                return self.pick(|h, s| self.within(h, s, settings.max_replica_lag))
+            }
+            Consistency::MaxLag(bound) => return self.pick(|h, s| self.within(h, s, Some(*bound))),
+        };
+        let caught_up = |_: &HostNode, s: &Seen| {
+            s.position
+                .is_some_and(|p| reached(p, token.lsn(), s.wal_block))
+        };
+        let deadline = Instant::now() + settings.token_wait;
+        loop {
+            if let Some(host) = self.pick(caught_up) {
+                return Some(host);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            // Ask the standbys now (one probe per host however many
+            // readers wait), then wait a little if they are still behind.
+            self.refresh_standbys(now, settings).await;
+            if let Some(host) = self.pick(caught_up) {
+                return Some(host);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            tokio::time::sleep_until(deadline.min(now + settings.token_poll)).await;
+        }
+    }
+
+    async fn refresh_standbys(&self, not_before: Instant, settings: &Settings) {
+        let mut probes = JoinSet::new();
+        for host in &self.hosts {
+            if host.seen().role == Role::Standby {
+                let host = host.clone();
+                let timeout = settings.probe_timeout;
+                probes.spawn(async move { host.refresh(not_before, timeout).await });
+            }
+        }
+        while probes.join_next().await.is_some() {}
+    }
+
+    /// Whether a standby's lag is within `bound` (no bound: any standby).
+    fn within(&self, _host: &HostNode, seen: &Seen, bound: Option<Duration>) -> bool {
+        let Some(bound) = bound else { return true };
+        self.lag(seen).is_some_and(|lag| lag <= bound)
+    }
+
+    /// A standby's lag behind the primary, from their positions.
+    pub(crate) fn lag(&self, seen: &Seen) -> Option<Duration> {
+        let position = seen.position?;
+        self.history.lock().unwrap_or_else(|e| e.into_inner()).lag(
+            position,
+            seen.wal_block,
+            Instant::now(),
+        )
+    }
+
+    /// The next standby, round robin, among those `eligible` accepts.
+    fn pick(&self, eligible: impl Fn(&HostNode, &Seen) -> bool) -> Option<Arc<HostNode>> {
+        let n = self.hosts.len();
+        let start = self.next_replica.fetch_add(1, Ordering::Relaxed);
+        (0..n).map(|k| &self.hosts[(start + k) % n]).find_map(|h| {
+            let seen = h.seen();
+            (seen.role == Role::Standby && eligible(h, &seen)).then(|| h.clone())
+        })
+    }
+
+    pub(crate) fn describe_hosts(&self) -> String {
+        self.hosts
+            .iter()
+            .map(|h| {
+                let seen = h.seen();
+                match h.last_error() {
+                    Some(e) => format!("{} ({:?}: {e})", h.label, seen.role),
+                    None => format!("{} ({:?})", h.label, seen.role),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}

@@ -1,0 +1,196 @@
+//! Role changes under a cluster: a promotion seen by the background probe
+//! on its open session, and a write refused with 25006 by a fenced
+//! primary retried on the new one. Each test runs its own primary and
+//! streaming standby from the testkit.
+
+use std::future::Future;
+use std::time::Duration;
+
+use pgpipe::cluster::{Cluster, Consistency, HostStatus, Role, Shard};
+use pgpipe_testkit::Cluster as Server;
+
+const BOUND: Duration = Duration::from_secs(240);
+
+fn host_url(server: &Server) -> String {
+    format!(
+        "postgres://{}@127.0.0.1:{}/postgres?connect_timeout=3",
+        server.superuser(),
+        server.port()
+    )
+}
+
+fn pair() -> (Server, Server) {
+    let primary = Server::start().expect("primary");
+    primary
+        .execute("postgres", "CREATE TABLE kv (k int8 PRIMARY KEY)")
+        .unwrap();
+    let standby = primary.start_standby().expect("standby");
+    primary.wait_replicated(&standby).unwrap();
+    (primary, standby)
+}
+
+async fn wait_until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn host(shard: &Shard, server: &Server) -> HostStatus {
+    let port = format!(":{}/", server.port());
+    shard
+        .hosts()
+        .into_iter()
+        .find(|h| h.host.contains(&port))
+        .expect("the server is a host of the shard")
+}
+
+async fn served_port(route: &pgpipe::cluster::Route) -> u16 {
+    let port: i32 = route
+        .query_one("SELECT inet_server_port()", ())
+        .await
+        .unwrap()
+        .get(0);
+    port as u16
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_promotion_is_seen_before_any_write_fails() {
+    tokio::time::timeout(BOUND, async {
+        let (primary, standby) = pair();
+        let cluster = Cluster::builder()
+            .shard(0, [host_url(&primary), host_url(&standby)])
+            .probe_interval(Duration::from_millis(100))
+            .build()
+            .unwrap();
+        let shard = cluster.shard_id(0).unwrap();
+        shard
+            .primary()
+            .execute("INSERT INTO kv VALUES (1)", ())
+            .await
+            .unwrap();
+        assert_eq!(served_port(&shard.primary()).await, primary.port());
+        assert_eq!(
+            served_port(&shard.replica(Consistency::Any)).await,
+            standby.port()
+        );
+        let before = host(&shard, &standby);
+        assert_eq!(before.role, Role::Standby);
+
+        primary.stop().unwrap();
+        standby.promote().unwrap();
+        wait_until(
+            "the cluster sees the promoted standby as primary",
+            || async { host(&shard, &standby).role == Role::Primary },
+        )
+        .await;
+        let after = host(&shard, &standby);
+        if primary.major_version() >= 14 {
+            // The server pushed the change to the probe's session, opened
+            // before the promotion.
+            assert_eq!(before.in_hot_standby, Some(true));
+            assert_eq!(after.in_hot_standby, Some(false));
+            assert_eq!(after.probe_backend_pid, before.probe_backend_pid);
+        } else {
+            eprintln!(
+                "skipped: PostgreSQL {} reports no in_hot_standby (14+); the probe's \
+                 pg_is_in_recovery() found the promotion",
+                primary.major_version()
+            );
+        }
+
+        // The first write after the failover succeeds, on the new primary.
+        shard
+            .primary()
+            .execute("INSERT INTO kv VALUES (2)", ())
+            .await
+            .unwrap();
+        assert_eq!(served_port(&shard.primary()).await, standby.port());
+        let n: i64 = shard
+            .primary()
+            .query_one("SELECT count(*) FROM kv", ())
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 2);
+    })
+    .await
+    .expect("test exceeded its bound");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_refused_as_read_only_moves_to_the_new_primary() {
+    tokio::time::timeout(BOUND, async {
+        let (primary, standby) = pair();
+        // No background probe to notice first: the 25006 must.
+        let cluster = Cluster::builder()
+            .shard(0, [host_url(&primary), host_url(&standby)])
+            .probe_interval(Duration::from_secs(3600))
+            .pool_config(pgpipe::PoolConfig::new().max_size(1))
+            .build()
+            .unwrap();
+        let shard = cluster.shard_id(0).unwrap();
+        shard
+            .primary()
+            .execute("INSERT INTO kv VALUES (1)", ())
+            .await
+            .unwrap();
+
+        // Fence the old primary (it stays up, refusing writes), promote the
+        // standby.
+        primary
+            .execute(
+                "postgres",
+                "ALTER SYSTEM SET default_transaction_read_only = on",
+            )
+            .unwrap();
+        primary
+            .execute("postgres", "SELECT pg_reload_conf()")
+            .unwrap();
+        // The pool's one connection has taken the setting.
+        wait_until("the pooled write connection is read-only", || async {
+            let row = shard
+                .primary()
+                .query_one("SHOW default_transaction_read_only", ())
+                .await
+                .unwrap();
+            row.get::<&str, _>(0) == "on"
+        })
+        .await;
+        standby.promote().unwrap();
+        assert_eq!(
+            host(&shard, &primary).role,
+            Role::Primary,
+            "nothing noticed yet"
+        );
+
+        // Refused with 25006 on the old primary, retried on the new one.
+        shard
+            .primary()
+            .execute("INSERT INTO kv VALUES (2)", ())
+            .await
+            .unwrap();
+        let old = host(&shard, &primary);
+        assert_eq!(old.role, Role::ReadOnly, "{old:?}");
+        assert_eq!(host(&shard, &standby).role, Role::Primary);
+        assert_eq!(served_port(&shard.primary()).await, standby.port());
+        let on_new = standby
+            .query("postgres", "SELECT count(*) FROM kv WHERE k = 2")
+            .unwrap();
+        assert_eq!(on_new[0][0].as_deref(), Some("1"));
+        let on_old = primary
+            .query("postgres", "SELECT count(*) FROM kv WHERE k = 2")
+            .unwrap();
+        assert_eq!(on_old[0][0].as_deref(), Some("0"));
+    })
+    .await
+    .expect("test exceeded its bound");
+}
