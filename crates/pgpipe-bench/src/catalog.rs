@@ -1,215 +1,27 @@
-//! The workloads and drivers the tool knows, by their stable names.
+//! Which driver runs which workload: the reasons a driver shows `-`.
+//! The names themselves live below the drivers (`crate::workload`,
+//! `crate::driver_kind`), so that drivers never import the catalog.
 
-use std::fmt;
+pub use crate::driver_kind::DriverKind;
+pub use crate::workload::{PoolMode, Variant, Workload};
 
+use std::sync::Arc;
+
+use crate::drivers::batch::BatchSession;
+use crate::drivers::failing::FailingSession;
+use crate::drivers::pool::{Deadpool, PgpipePool, PooledOp};
+use crate::drivers::{self, coalesced, copy, ozo, techempower, DynOp, Op};
+use crate::error::BenchError;
 use crate::shape::{OzoCase, Shape};
 
-/// A benchmark workload. Names are stable: results are keyed by them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Workload {
-    /// One point select in flight, one connection.
-    Latency,
-    /// Prepared point selects on one connection from many tasks.
-    Pipeline,
-    /// The same, sent as SQL text with parameters each time.
-    Unprepared,
-    /// 50k rows of one int4 column.
-    Rows1Col,
-    /// 50k rows of nine mixed columns.
-    Rows9Col,
-    /// 50k rows of 60 timestamptz columns.
-    Rows60Ts,
-    /// Point selects from many tasks through a pool vs dedicated connections.
-    Pool,
-    /// 50k rows with a jsonb column read as text.
-    RowsJson,
-    /// The ozo talk's table.
-    Ozo,
-    /// TechEmpower's Fortunes, Multiple queries and Updates, without HTTP.
-    Techempower,
-    /// 10M rows streamed; peak RSS per driver.
-    Stream,
-    /// 1M rows with binary COPY in and out.
-    Copy,
-    /// Explicit batches of point selects under one Sync.
-    Batch,
-}
-
-impl Workload {
-    /// Every implemented workload, in suite order.
-    pub const ALL: [Workload; 13] = [
-        Workload::Latency,
-        Workload::Pipeline,
-        Workload::Unprepared,
-        Workload::Rows1Col,
-        Workload::Rows9Col,
-        Workload::RowsJson,
-        Workload::Rows60Ts,
-        Workload::Pool,
-        Workload::Ozo,
-        Workload::Techempower,
-        Workload::Stream,
-        Workload::Copy,
-        Workload::Batch,
-    ];
-
-    /// The workloads of the quick suite (no `--workloads`, not `--full`):
-    /// all but `pool`, which adds about a minute.
-    pub const QUICK: [Workload; 10] = [
-        Workload::Latency,
-        Workload::Pipeline,
-        Workload::Unprepared,
-        Workload::Rows1Col,
-        Workload::Rows9Col,
-        Workload::RowsJson,
-        Workload::Rows60Ts,
-        Workload::Ozo,
-        Workload::Techempower,
-        Workload::Stream,
-    ];
-
-    /// The stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Workload::Latency => "latency",
-            Workload::Pipeline => "pipeline",
-            Workload::Unprepared => "unprepared",
-            Workload::Rows1Col => "rows-1col",
-            Workload::Rows9Col => "rows-9col",
-            Workload::Rows60Ts => "rows-60ts",
-            Workload::Pool => "pool",
-            Workload::RowsJson => "rows-json",
-            Workload::Ozo => "ozo",
-            Workload::Techempower => "techempower",
-            Workload::Stream => "stream",
-            Workload::Copy => "copy",
-            Workload::Batch => "batch",
-        }
-    }
-
-    /// One line on what it measures.
-    pub fn description(self) -> &'static str {
-        match self {
-            Workload::Latency => "one prepared point select in flight, one connection: p50/p99",
-            Workload::Pipeline => "prepared point selects on ONE connection from N concurrent tasks (+ 2conn: 2 connections x 64 tasks)",
-            Workload::Unprepared => "the same point selects sent as SQL text with parameters each call",
-            Workload::Rows1Col => "read 50k rows of one int4 column, every value decoded",
-            Workload::Rows9Col => "read 50k rows of 9 mixed columns, every value decoded",
-            Workload::Rows60Ts => "read 50k rows x 60 timestamptz columns, every value decoded",
-            Workload::Pool => "point selects through a pool vs dedicated connections: 64 tasks (dedicated, pool1), 256 tasks over 8 connections (dedicated, shared, checkout)",
-            Workload::RowsJson => "read 50k rows of (int4, jsonb), the jsonb read as text and checked",
-            Workload::Ozo => "the ozo talk's table: connect per request, reuse connection, pool, parsed result, the pg_type query raw/parsed over 1..64 connections",
-            Workload::Techempower => "TechEmpower Fortunes, Multiple queries (N=20), Updates (N=20), 16 tasks on one connection, no HTTP",
-            Workload::Stream => "stream 10M rows (1M in the quick suite), each driver in a child process: rows/s and peak RSS",
-            Workload::Copy => "COPY 1M rows of (int8, text, float8, timestamptz) in (typed binary writer) and out (every value decoded), one COPY per operation",
-            Workload::Batch => "explicit batches of N point selects on one connection (pgpipe: batch().run_atomic(), one Sync; tokio-postgres: N pipelined query_one; pgbench: \\startpipeline N): selects/s",
-        }
-    }
-
-    /// True for the workloads made of point selects (many ops per second).
-    pub fn is_point(self) -> bool {
-        matches!(
-            self,
-            Workload::Latency | Workload::Pipeline | Workload::Unprepared | Workload::Pool
-        )
-    }
-
-    /// True for the `rows-*` table reads (they get a replay variant).
-    pub fn is_rows(self) -> bool {
-        matches!(
-            self,
-            Workload::Rows1Col | Workload::Rows9Col | Workload::RowsJson | Workload::Rows60Ts
-        )
-    }
-
-    /// Rows each operation reads, when fixed by the workload (the
-    /// results count what the adapters actually return).
-    pub fn rows_per_op(self) -> u64 {
-        if self.is_rows() {
-            crate::fixtures::ROWS
-        } else if self == Workload::Copy {
-            crate::drivers::copy::COPY_ROWS
-        } else {
-            1
-        }
-    }
-
-    /// Parses a stable name; the error lists the valid names.
-    pub fn parse(name: &str) -> Result<Workload, String> {
-        Workload::ALL
-            .into_iter()
-            .find(|w| w.name() == name)
-            .ok_or_else(|| {
-                format!(
-                    "unknown workload {name:?}; valid workloads: {}",
-                    names(Workload::ALL.iter().map(|w| w.name()))
-                )
-            })
-    }
-}
-
-impl fmt::Display for Workload {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A client being measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DriverKind {
-    /// This project.
-    Pgpipe,
-    /// This project with coalesced Sync (`coalesce_sync=on`): statements of
-    /// concurrent tasks written together share one Sync.
-    PgpipeCoalesced,
-    /// tokio-postgres (prepared statements; its text path for `unprepared`).
-    TokioPostgres,
-    /// sqlx (PgConnection, default statement cache).
-    Sqlx,
-    /// The tool's own minimal client: the floor no client can beat.
-    Raw,
-    /// libpq's pgbench, through a generated script.
-    Pgbench,
-    /// deadpool-postgres over tokio-postgres (NoTls): `pool` workload only.
-    DeadpoolPostgres,
-}
-
 impl DriverKind {
-    /// Every driver, in table order.
-    pub const ALL: [DriverKind; 7] = [
-        DriverKind::Pgpipe,
-        DriverKind::PgpipeCoalesced,
-        DriverKind::TokioPostgres,
-        DriverKind::Sqlx,
-        DriverKind::Raw,
-        DriverKind::Pgbench,
-        DriverKind::DeadpoolPostgres,
-    ];
-
-    /// The stable name.
-    pub fn name(self) -> &'static str {
+    /// The oldest server major the driver can talk to (`None`: any the
+    /// tool supports).
+    pub fn min_server_major(self) -> Option<u32> {
         match self {
-            DriverKind::Pgpipe => "pgpipe",
-            DriverKind::PgpipeCoalesced => "pgpipe-coalesced",
-            DriverKind::TokioPostgres => "tokio-postgres",
-            DriverKind::Sqlx => "sqlx",
-            DriverKind::Raw => "raw",
-            DriverKind::Pgbench => "pgbench",
-            DriverKind::DeadpoolPostgres => "deadpool-postgres",
+            DriverKind::ZeroPostgres => Some(drivers::zero::MIN_SERVER_MAJOR),
+            _ => None,
         }
-    }
-
-    /// Parses a stable name; the error lists the valid names.
-    pub fn parse(name: &str) -> Result<DriverKind, String> {
-        DriverKind::ALL
-            .into_iter()
-            .find(|d| d.name() == name)
-            .ok_or_else(|| {
-                format!(
-                    "unknown driver {name:?}; valid drivers: {}",
-                    names(DriverKind::ALL.iter().map(|d| d.name()))
-                )
-            })
     }
 
     /// Why this driver cannot run `variant` of `workload`, or `None` when
@@ -219,6 +31,7 @@ impl DriverKind {
         let pooled_ozo =
             matches!(variant.shape, Shape::Ozo(c) if c != OzoCase::Basic && c != OzoCase::Reuse);
         match (self, workload) {
+            (D::XitcaPostgres | D::ZeroPostgres, _) => newest_peer_unsupported(self, workload, variant),
             (
                 D::PgpipeCoalesced,
                 Workload::Latency | Workload::Pipeline | Workload::Unprepared | Workload::Pool,
@@ -268,74 +81,270 @@ impl DriverKind {
     }
 }
 
-impl fmt::Display for DriverKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+/// Why `driver` cannot talk to a server of `server_major` (`None`: it
+/// can, or the version is unknown and connecting will tell).
+pub fn server_too_old(driver: DriverKind, server_major: Option<u32>) -> Option<String> {
+    let (need, have) = (driver.min_server_major()?, server_major?);
+    (have < need).then(|| {
+        format!(
+            "speaks protocol 3.2 only: needs PostgreSQL {need}+, the server is {have} \
+             (PGPIPE_PG_VERSION={need} starts a {need} cluster)"
+        )
+    })
 }
 
-fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
-    it.collect::<Vec<_>>().join(", ")
-}
-
-/// One configuration of a workload: how many connections, how many
-/// concurrent tasks on each.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Variant {
-    /// The label in results ("64", "2conn", "50k").
-    pub label: String,
-    /// Connections opened.
-    pub connections: usize,
-    /// Concurrent tasks (requests in flight) per connection; with a pool,
-    /// the tasks are `connections * tasks_per_conn` over the pool.
-    pub tasks_per_conn: usize,
-    /// How the tasks reach the connections (`pool` workload; the others
-    /// use `Dedicated`).
-    pub pool: PoolMode,
-    /// What one operation does beyond the workload's plain query.
-    pub shape: Shape,
-}
-
-/// How the tasks of a `pool` variant reach the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PoolMode {
-    /// No pool: `connections` clients, `tasks_per_conn` tasks share each.
-    Dedicated,
-    /// pgpipe: a `Pool` of `max_size` (`shared` connections in its shared
-    /// lane, or its default) and `pool.query_one(..)` per operation.
-    /// deadpool-postgres: a pool of `connections`, checkout per operation.
-    Shared {
-        /// pgpipe's `pool_max_size`.
-        max_size: usize,
-        /// pgpipe's `pool_shared_connections` (`None`: its default).
-        shared: Option<usize>,
-    },
-    /// pgpipe: a `Pool` of `connections`, `pool.get().await?.query_one(..)`
-    /// per operation. deadpool-postgres: the same as `Shared`.
-    Checkout,
-    /// A transaction per operation on a pool of `connections`: BEGIN;
-    /// UPDATE of the row; the point select; COMMIT. pgpipe:
-    /// `pool.transaction()` (BEGIN travels with the UPDATE);
-    /// deadpool-postgres: `get()` then tokio-postgres's `transaction()`.
-    Transaction,
-}
-
-impl Variant {
-    /// Every task of the variant.
-    pub fn total_tasks(&self) -> usize {
-        self.connections.max(1) * self.tasks_per_conn.max(1)
-    }
-}
-
-impl Variant {
-    /// One connection, `tasks` tasks, labelled by the task count.
-    pub fn single(tasks: usize) -> Variant {
-        Variant {
-            label: tasks.to_string(),
-            connections: 1,
-            tasks_per_conn: tasks,
-            pool: PoolMode::Dedicated,
-            shape: Shape::Plain,
+/// What xitca-postgres and zero-postgres do not run (issue 30's peers:
+/// point selects, `rows-*` and `stream` so far).
+fn newest_peer_unsupported(
+    driver: DriverKind,
+    workload: Workload,
+    variant: &Variant,
+) -> Option<&'static str> {
+    match (workload, variant.shape) {
+        (_, Shape::Failing) => {
+            Some("measured for pgpipe (coalesced or not) against tokio-postgres")
         }
+        (Workload::Unprepared, _) => {
+            Some("no typed unprepared path (its SQL-text query returns text only)")
+        }
+        (_, Shape::Replay) if driver == DriverKind::ZeroPostgres => {
+            Some("the replay server answers protocol 3.0; zero-postgres speaks 3.2 only")
+        }
+        (Workload::Latency | Workload::Pipeline | Workload::Stream, _) => None,
+        (w, _) if w.is_rows() => None,
+        _ => Some("adapter not written yet: point selects, rows-* and stream so far"),
     }
+}
+
+/// Receives a driver's connected sessions with their concrete type, so the
+/// runner's loop is compiled per adapter (one direct call per operation).
+pub trait Connected {
+    /// What the receiver makes of them.
+    type Out;
+    /// One session per connection; each gets the variant's tasks.
+    fn sessions<S: Op>(self, sessions: Vec<Arc<S>>) -> Self::Out;
+    /// One pool (or `ozo` row) that all `tasks` tasks share.
+    fn pooled<S: Op>(self, session: Arc<S>, tasks: usize) -> Self::Out;
+}
+
+/// Connects an in-process driver for `variant` of `workload` and hands the
+/// sessions, typed, to `to`. (`stream`, `pgbench` and the `raw` floor's
+/// point and row reads have runners of their own.)
+pub async fn connect_sessions<C: Connected>(
+    driver: DriverKind,
+    url: &str,
+    workload: Workload,
+    variant: &Variant,
+    to: C,
+) -> Result<C::Out, BenchError> {
+    use DriverKind as D;
+    let n = variant.connections.max(1);
+    let no = |family: &str| BenchError::new(format!("{driver} does not run {family}"));
+    Ok(match variant.shape {
+        Shape::Ozo(case) => {
+            let expected = ozo::expected(url).await?;
+            let tasks = variant.total_tasks();
+            match driver {
+                D::Pgpipe => to.pooled(
+                    Arc::new(ozo::pgpipe::Conn::connect(url, case, n, expected).await?),
+                    tasks,
+                ),
+                D::TokioPostgres | D::DeadpoolPostgres => to.pooled(
+                    Arc::new(ozo::tokio_postgres::Conn::connect(url, case, n, expected).await?),
+                    tasks,
+                ),
+                _ => return Err(no("ozo")),
+            }
+        }
+        Shape::Te(case) => match driver {
+            D::Pgpipe => one(to, techempower::pgpipe::Conn::connect(url, case).await?),
+            D::TokioPostgres => one(
+                to,
+                techempower::tokio_postgres::Conn::connect(url, case).await?,
+            ),
+            D::Sqlx => one(to, techempower::sqlx::Conn::connect(url, case).await?),
+            _ => return Err(no("techempower")),
+        },
+        Shape::Copy(case) => match driver {
+            D::Pgpipe => one(to, copy::pgpipe::Conn::connect(url, case).await?),
+            D::TokioPostgres => one(to, copy::tokio_postgres::Conn::connect(url, case).await?),
+            D::Sqlx => one(to, copy::sqlx::Conn::connect(url, case).await?),
+            D::Raw => one(to, copy::raw::Conn::connect(url, case).await?),
+            _ => return Err(no("copy")),
+        },
+        Shape::Failing => {
+            let mut sessions = Vec::with_capacity(n);
+            for _ in 0..n {
+                sessions.push(Arc::new(FailingSession::connect(driver, url).await?));
+            }
+            to.sessions(sessions)
+        }
+        Shape::Batch { size } => one(to, BatchSession::connect(driver, url, size).await?),
+        _ if workload == Workload::Pool && variant.pool != PoolMode::Dedicated => {
+            connect_pooled(driver, url, variant, to).await?
+        }
+        shape => {
+            let streamed = shape == Shape::Streamed;
+            match driver {
+                D::Pgpipe => {
+                    let url = crate::tls::url(url);
+                    each(to, n, || {
+                        drivers::pgpipe::Conn::connect(&url, workload, streamed)
+                    })
+                    .await?
+                }
+                D::PgpipeCoalesced => {
+                    let url = coalesced(&crate::tls::url(url));
+                    each(to, n, || {
+                        drivers::pgpipe::Conn::connect(&url, workload, streamed)
+                    })
+                    .await?
+                }
+                // Handles --tls itself (its URL parser knows no verify-full).
+                D::TokioPostgres => {
+                    each(to, n, || {
+                        drivers::tokio_postgres::Conn::connect(url, workload, streamed)
+                    })
+                    .await?
+                }
+                D::Sqlx => {
+                    let url = crate::tls::url(url);
+                    each(to, n, || {
+                        drivers::sqlx::Conn::connect(&url, workload, streamed)
+                    })
+                    .await?
+                }
+                D::XitcaPostgres => {
+                    each(to, n, || drivers::xitca::Conn::connect(url, workload)).await?
+                }
+                D::ZeroPostgres => {
+                    each(to, n, || {
+                        drivers::zero::Conn::connect(url, workload, streamed)
+                    })
+                    .await?
+                }
+                other => {
+                    return Err(BenchError::new(format!(
+                        "{other} is not an in-process session driver"
+                    )))
+                }
+            }
+        }
+    })
+}
+
+/// A pooled session for a `pool` variant that is not `Dedicated`:
+/// pgpipe's `Pool` or deadpool-postgres; all the variant's tasks share it.
+async fn connect_pooled<C: Connected>(
+    driver: DriverKind,
+    url: &str,
+    variant: &Variant,
+    to: C,
+) -> Result<C::Out, BenchError> {
+    use DriverKind as D;
+    let tasks = variant.total_tasks();
+    let pgpipe_pool = |url: String, max_size, shared, op| async move {
+        PgpipePool::connect(&url, max_size, shared, op).await
+    };
+    Ok(match (driver, variant.pool) {
+        (D::Pgpipe, PoolMode::Shared { max_size, shared }) => to.pooled(
+            Arc::new(pgpipe_pool(url.to_string(), max_size, shared, PooledOp::Shared).await?),
+            tasks,
+        ),
+        (D::PgpipeCoalesced, PoolMode::Shared { max_size, shared }) => to.pooled(
+            Arc::new(pgpipe_pool(coalesced(url), max_size, shared, PooledOp::Shared).await?),
+            tasks,
+        ),
+        (D::Pgpipe, PoolMode::Checkout) => to.pooled(
+            Arc::new(
+                pgpipe_pool(
+                    url.to_string(),
+                    variant.connections,
+                    None,
+                    PooledOp::Checkout,
+                )
+                .await?,
+            ),
+            tasks,
+        ),
+        (D::Pgpipe, PoolMode::Transaction) => to.pooled(
+            Arc::new(
+                pgpipe_pool(
+                    url.to_string(),
+                    variant.connections,
+                    None,
+                    PooledOp::Transaction,
+                )
+                .await?,
+            ),
+            tasks,
+        ),
+        (D::DeadpoolPostgres, PoolMode::Shared { .. } | PoolMode::Checkout) => to.pooled(
+            Arc::new(Deadpool::connect(url, variant.connections, false).await?),
+            tasks,
+        ),
+        (D::DeadpoolPostgres, PoolMode::Transaction) => to.pooled(
+            Arc::new(Deadpool::connect(url, variant.connections, true).await?),
+            tasks,
+        ),
+        (other, mode) => {
+            return Err(BenchError::new(format!(
+                "{other} has no pooled session for {mode:?}"
+            )))
+        }
+    })
+}
+
+/// One session (the workload runs all its tasks on one connection).
+fn one<C: Connected, S: Op>(to: C, session: S) -> C::Out {
+    to.sessions(vec![Arc::new(session)])
+}
+
+/// `n` sessions, connected one after another.
+async fn each<C, S, F, Fut>(to: C, n: usize, connect: F) -> Result<C::Out, BenchError>
+where
+    C: Connected,
+    S: Op,
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<S, BenchError>>,
+{
+    let mut sessions = Vec::with_capacity(n);
+    for _ in 0..n {
+        sessions.push(Arc::new(connect().await?));
+    }
+    Ok(to.sessions(sessions))
+}
+
+/// Makes boxed sessions ([`DynOp`]): for tests and one-off calls.
+#[derive(Debug, Clone, Copy)]
+pub struct Boxed;
+
+impl Connected for Boxed {
+    type Out = Vec<Arc<dyn DynOp>>;
+
+    fn sessions<S: Op>(self, sessions: Vec<Arc<S>>) -> Self::Out {
+        sessions.into_iter().map(|s| s as Arc<dyn DynOp>).collect()
+    }
+
+    fn pooled<S: Op>(self, session: Arc<S>, _tasks: usize) -> Self::Out {
+        vec![session]
+    }
+}
+
+/// One connection of `driver` set up for `workload` in `shape`, boxed:
+/// for tests and one-off calls.
+pub async fn connect_boxed(
+    driver: DriverKind,
+    url: &str,
+    workload: Workload,
+    shape: Shape,
+) -> Result<Arc<dyn DynOp>, BenchError> {
+    let variant = Variant {
+        shape,
+        ..Variant::single(1)
+    };
+    connect_sessions(driver, url, workload, &variant, Boxed)
+        .await?
+        .pop()
+        .ok_or_else(|| BenchError::new(format!("{driver}: no session")))
 }

@@ -44,4 +44,6 @@ from_error!(
     pgpipe_testkit::TestkitError => "testkit",
     serde_json::Error => "json",
     deadpool_postgres::PoolError => "deadpool-postgres",
+    xitca_postgres::Error => "xitca-postgres",
+    zero_postgres::Error => "zero-postgres",
 );

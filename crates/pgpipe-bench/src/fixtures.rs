@@ -20,6 +20,8 @@ pub const ROWS1_SQL: &str = "SELECT id FROM bench_rows1";
 pub const ROWS9_SQL: &str = "SELECT id, a, b, c, d, e, f, g, h FROM bench_rows9";
 /// rows-json: `doc` is a jsonb object whose text starts with `{"id": <id>,`.
 pub const JSON_SQL: &str = "SELECT id, doc FROM bench_json";
+/// Rows per `copy` operation.
+pub const COPY_ROWS: u64 = 1_000_000;
 /// Rows of TechEmpower's `world` table.
 pub const WORLD_ROWS: i32 = 10_000;
 
@@ -157,6 +159,18 @@ pub async fn setup_client(url: &str) -> Result<tokio_postgres::Client, BenchErro
         let _ = conn.await;
     });
     Ok(client)
+}
+
+/// The server's major version (`server_version_num / 10000`), or `None`
+/// when it cannot be read (plain TCP, the tool's own connection).
+pub async fn server_major(url: &str) -> Option<u32> {
+    let client = setup_client(url).await.ok()?;
+    let row = client
+        .query_one("SHOW server_version_num", &[])
+        .await
+        .ok()?;
+    let num: u32 = row.try_get::<_, &str>(0).ok()?.parse().ok()?;
+    Some(num / 10_000)
 }
 
 /// Creates the fixture tables when missing and fills any whose row count is

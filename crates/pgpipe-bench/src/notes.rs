@@ -15,6 +15,12 @@ pub fn note(workload: Workload, driver: DriverKind, variant: &Variant) -> Option
         DriverKind::Sqlx if variant.tasks_per_conn > 1 => {
             "no pipelining: tasks take turns on the connection".into()
         }
+        DriverKind::ZeroPostgres if variant.tasks_per_conn > 1 => {
+            "Conn is &mut: tasks take turns through a mutex, one statement in flight".into()
+        }
+        DriverKind::XitcaPostgres if workload.is_rows() && variant.shape == Shape::Plain => {
+            "no collect-all call: rows decoded from its lending iterator as they arrive".into()
+        }
         DriverKind::Raw if workload == Workload::Unprepared => {
             "raw sends Parse+Bind+Execute+Sync every time (no statement cache)".into()
         }

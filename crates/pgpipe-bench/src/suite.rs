@@ -72,6 +72,7 @@ async fn connect_cell(
     workload: Workload,
     variant: &Variant,
     driver: DriverKind,
+    server_major: Option<u32>,
 ) -> Cell {
     let mut row = ResultRow::empty(
         workload.name(),
@@ -82,6 +83,10 @@ async fn connect_cell(
     let subject = if let Some(why) = driver.unsupported(workload, variant) {
         row.status = Status::Unsupported;
         row.note = Some(why.to_string());
+        None
+    } else if let Some(why) = crate::catalog::server_too_old(driver, server_major) {
+        row.status = Status::Unsupported;
+        row.note = Some(why);
         None
     } else if driver == DriverKind::Raw && plan.rate.is_some() {
         row.status = Status::Unsupported;
@@ -173,6 +178,7 @@ pub async fn run(plan: &Plan, url: &str) -> Vec<ResultRow> {
     // Server CPU is a figure only when the server runs here; a failure to
     // watch it leaves the column empty rather than failing the run.
     let server = ServerCpu::connect(url).await.ok().flatten();
+    let server_major = crate::fixtures::server_major(url).await;
     let mut rows = Vec::new();
     for &workload in &plan.workloads {
         let variants = plan.variants(workload);
@@ -186,7 +192,9 @@ pub async fn run(plan: &Plan, url: &str) -> Vec<ResultRow> {
             for variant in &batch {
                 for &driver in &plan.drivers {
                     bar.set_message(format!("{workload} {} {driver}: connecting", variant.label));
-                    cells.push(connect_cell(plan, url, workload, variant, driver).await);
+                    cells.push(
+                        connect_cell(plan, url, workload, variant, driver, server_major).await,
+                    );
                 }
             }
             for cell in cells.iter_mut() {

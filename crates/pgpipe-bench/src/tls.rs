@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use crate::catalog::DriverKind;
+use crate::driver_kind::DriverKind;
 use crate::error::BenchError;
 
 static ROOT_CERT: OnceLock<PathBuf> = OnceLock::new();

@@ -5,10 +5,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use pgpipe_bench::catalog::connect_boxed;
 use pgpipe_bench::catalog::{DriverKind, Variant, Workload};
 use pgpipe_bench::cli::{Args, Plan};
 use pgpipe_bench::drivers::raw::RawConn;
-use pgpipe_bench::drivers::Session;
 use pgpipe_bench::runner::Subject;
 use pgpipe_bench::shape::Shape;
 use pgpipe_bench::{app, checks, fixtures, output};
@@ -68,7 +68,7 @@ async fn session_drivers_return_correct_results() {
             };
             for &shape in shapes {
                 let what = format!("{driver} {workload} {shape:?}");
-                let session = Session::connect(driver, &url, workload, shape)
+                let session = connect_boxed(driver, &url, workload, shape)
                     .await
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
                 let n = if workload.is_point() { 5 } else { 1 };
@@ -393,14 +393,13 @@ async fn json_report_has_the_schema_fields_on(url: String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn batch_sessions_check_every_row_of_every_statement() {
     use pgpipe_bench::drivers::batch::{nth_key, BatchSession};
+    use pgpipe_bench::drivers::Op;
     let url = url();
     for driver in [DriverKind::Pgpipe, DriverKind::TokioPostgres] {
         for size in [1, 16, 64] {
-            let session = Session::Batch(
-                BatchSession::connect(driver, &url, size)
-                    .await
-                    .unwrap_or_else(|e| panic!("{driver} {size}: {e}")),
-            );
+            let session = BatchSession::connect(driver, &url, size)
+                .await
+                .unwrap_or_else(|e| panic!("{driver} {size}: {e}"));
             assert_eq!(session.ops_per_call(), size as u64);
             // Keys that wrap around the end of the table.
             for key in [1, 9_990] {
@@ -486,11 +485,11 @@ async fn failing_pipeline_checks_rows_and_errors_on_every_driver() {
         DriverKind::PgpipeCoalesced,
         DriverKind::TokioPostgres,
     ] {
-        let session = Arc::new(Session::Failing(
+        let session = Arc::new(
             FailingSession::connect(driver, &url)
                 .await
                 .unwrap_or_else(|e| panic!("{driver}: {e}")),
-        ));
+        );
         // 200 keys at once, two of them failing, so that coalesced groups
         // form around the failures.
         let tasks: Vec<_> = (1..=200)

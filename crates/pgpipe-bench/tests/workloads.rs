@@ -13,12 +13,13 @@ use std::time::Duration;
 
 use clap::Parser;
 use common::url;
-use pgpipe_bench::catalog::{DriverKind, PoolMode, Variant, Workload};
+use pgpipe_bench::catalog::connect_boxed;
+use pgpipe_bench::catalog::{DriverKind, Workload};
 use pgpipe_bench::cli::{Args, Plan};
-use pgpipe_bench::drivers::ozo::{self, OzoSession};
+use pgpipe_bench::drivers::ozo;
 use pgpipe_bench::drivers::raw::{RawConn, RawSpec};
-use pgpipe_bench::drivers::techempower::{self, TeSession};
-use pgpipe_bench::drivers::{stream, Session};
+use pgpipe_bench::drivers::stream;
+use pgpipe_bench::drivers::techempower;
 use pgpipe_bench::replay::{self, ReplayServer};
 use pgpipe_bench::runner::Subject;
 use pgpipe_bench::shape::{OzoCase, Shape, TeCase};
@@ -78,20 +79,15 @@ async fn ozo_rows_return_correct_results() {
     assert!(ozo::check_count(OzoCase::ComplexRaw, expected.rows - 1, &expected).is_err());
     assert!(ozo::check_simple(&[(2,)]).is_err());
     // The typed struct really holds the columns (int4's row).
-    let session = OzoSession::connect(
+    let session = connect_boxed(
         DriverKind::Pgpipe,
         &url,
-        &Variant {
-            label: "t".into(),
-            connections: 1,
-            tasks_per_conn: 1,
-            pool: PoolMode::Dedicated,
-            shape: Shape::Ozo(OzoCase::ComplexParsed),
-        },
+        Workload::Ozo,
+        Shape::Ozo(OzoCase::ComplexParsed),
     )
     .await
     .expect("session");
-    assert_eq!(session.op().await.expect("op"), expected.rows);
+    assert_eq!(session.op(0).await.expect("op"), expected.rows);
     let client = pgpipe::connect(&url).await.expect("connect");
     let rows = client
         .query(ozo::COMPLEX_SQL, (ozo::TYPMOD, true))
@@ -127,7 +123,7 @@ async fn techempower_adapters_return_correct_results() {
         .enumerate()
         {
             let what = format!("{driver} {}", variant.label);
-            let session = TeSession::connect(driver, &url, variant)
+            let session = connect_boxed(driver, &url, Workload::Techempower, variant.shape)
                 .await
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
             let key = 7000 + (i * 10 + j) as i32;
@@ -251,7 +247,7 @@ async fn replay_server_answers_real_clients_with_the_captured_rows() {
             // Collected, then through the driver's row stream.
             for shape in [Shape::Plain, Shape::Streamed] {
                 let what = format!("{driver} {workload} {shape:?} on replay");
-                let session = Session::connect(driver, &replay_url, workload, shape)
+                let session = connect_boxed(driver, &replay_url, workload, shape)
                     .await
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
                 for _ in 0..2 {

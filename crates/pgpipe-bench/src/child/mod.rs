@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::DriverKind;
+use crate::driver_kind::DriverKind;
 use crate::error::BenchError;
 use crate::measure::{CpuOf, Probe};
 

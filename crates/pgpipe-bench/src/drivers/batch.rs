@@ -11,8 +11,8 @@
 
 use futures_util::future::try_join_all;
 
-use crate::catalog::DriverKind;
 use crate::checks;
+use crate::driver_kind::DriverKind;
 use crate::error::BenchError;
 use crate::fixtures::{KV_ROWS, POINT_SQL};
 

@@ -6,8 +6,8 @@
 //! checked: a normal key must return its row, a failing key must return
 //! SQLSTATE 22012 (division by zero); both count as one operation.
 
-use crate::catalog::DriverKind;
 use crate::checks;
+use crate::driver_kind::DriverKind;
 use crate::error::BenchError;
 
 /// The point select with a divisor: `$2` is 1, or 0 for a failing key.

@@ -1,6 +1,7 @@
-//! Driver adapters: one per client measured. `pgpipe`, `tokio-postgres` and
-//! `sqlx` run as [`Session`]s driven by the generic task runner; `raw` and
-//! `pgbench` have their own runners.
+//! Driver adapters: one per client measured, each workload family's
+//! connection a type implementing [`Op`]. The catalog (`crate::catalog`)
+//! says which driver runs which workload and connects them; drivers never
+//! import it. `raw` and `pgbench` have their own runners.
 
 pub mod batch;
 pub mod copy;
@@ -15,147 +16,108 @@ pub mod sqlx;
 pub mod stream;
 pub mod techempower;
 pub mod tokio_postgres;
+pub mod xitca;
+pub mod zero;
 
-use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
 use crate::error::BenchError;
-use crate::shape::Shape;
 
-/// One connection of an in-process driver, set up for one workload
-/// (statements prepared). Enum dispatch: no boxed future per operation.
-#[derive(Debug)]
-pub enum Session {
-    /// pgpipe.
-    Pgpipe(pgpipe::Conn),
-    /// tokio-postgres.
-    TokioPostgres(tokio_postgres::Conn),
-    /// sqlx.
-    Sqlx(sqlx::Conn),
-    /// A pgpipe `Pool` (`pool` workload).
-    PgpipePool(pool::PgpipePool),
-    /// deadpool-postgres (`pool` workload).
-    Deadpool(pool::Deadpool),
-    /// One row of the `ozo` workload (any of its drivers).
-    Ozo(ozo::OzoSession),
-    /// One `techempower` shape (any of its drivers).
-    Te(techempower::TeSession),
-    /// One `copy` direction (any of its drivers).
-    Copy(copy::CopySession),
-    /// Explicit batches of point selects (`batch`).
-    Batch(batch::BatchSession),
-    /// `pipeline` with 1 % failing statements.
-    Failing(failing::FailingSession),
+/// One connection (or pool) of an in-process driver, set up for one
+/// workload family: the generic task runner calls [`op`](Op::op) in a loop.
+/// Static dispatch: the runner is monomorphized per type, so no boxed
+/// future per operation.
+pub trait Op: fmt::Debug + Send + Sync + 'static {
+    /// One operation of the workload for `key` (a point select, a table
+    /// read, a COPY, ...), checked; returns the rows read.
+    fn op(&self, key: i32) -> impl Future<Output = Result<u64, BenchError>> + Send;
+
+    /// Operations one [`op`](Op::op) call stands for: a `batch` call is
+    /// one operation per select, so its rate compares with `pipeline`.
+    fn ops_per_call(&self) -> u64 {
+        1
+    }
 }
 
-impl Session {
-    /// Connects `driver` (an in-process one) and prepares for `workload`
-    /// in a variant of `shape`.
-    pub async fn connect(
-        driver: DriverKind,
-        url: &str,
-        workload: Workload,
-        shape: Shape,
-    ) -> Result<Session, BenchError> {
-        let streamed = shape == Shape::Streamed;
-        Ok(match driver {
-            DriverKind::Pgpipe => Session::Pgpipe(
-                pgpipe::Conn::connect(&crate::tls::url(url), workload, streamed).await?,
-            ),
-            DriverKind::PgpipeCoalesced => Session::Pgpipe(
-                pgpipe::Conn::connect(&coalesced(&crate::tls::url(url)), workload, streamed)
-                    .await?,
-            ),
-            // Handles --tls itself (its URL parser knows no verify-full).
-            DriverKind::TokioPostgres => Session::TokioPostgres(
-                tokio_postgres::Conn::connect(url, workload, streamed).await?,
-            ),
-            DriverKind::Sqlx => {
-                Session::Sqlx(sqlx::Conn::connect(&crate::tls::url(url), workload, streamed).await?)
+/// Implements [`Op`] by the type's own `op(&self, key)`.
+macro_rules! op_by_key {
+    ($($t:ty),* $(,)?) => {$(
+        impl Op for $t {
+            fn op(&self, key: i32) -> impl Future<Output = Result<u64, BenchError>> + Send {
+                <$t>::op(self, key)
             }
-            other => {
-                return Err(BenchError::new(format!(
-                    "{other} is not an in-process session driver"
-                )))
-            }
-        })
-    }
-
-    /// A pooled session for a `pool` variant that is not `Dedicated`:
-    /// pgpipe's `Pool` or deadpool-postgres; all the variant's tasks share it.
-    pub async fn connect_pooled(
-        driver: DriverKind,
-        url: &str,
-        variant: &Variant,
-    ) -> Result<Session, BenchError> {
-        Ok(match (driver, variant.pool) {
-            (DriverKind::Pgpipe, PoolMode::Shared { max_size, shared }) => Session::PgpipePool(
-                pool::PgpipePool::connect(url, max_size, shared, pool::PooledOp::Shared).await?,
-            ),
-            (DriverKind::PgpipeCoalesced, PoolMode::Shared { max_size, shared }) => {
-                Session::PgpipePool(
-                    pool::PgpipePool::connect(
-                        &coalesced(url),
-                        max_size,
-                        shared,
-                        pool::PooledOp::Shared,
-                    )
-                    .await?,
-                )
-            }
-            (DriverKind::Pgpipe, PoolMode::Checkout) => Session::PgpipePool(
-                pool::PgpipePool::connect(url, variant.connections, None, pool::PooledOp::Checkout)
-                    .await?,
-            ),
-            (DriverKind::Pgpipe, PoolMode::Transaction) => Session::PgpipePool(
-                pool::PgpipePool::connect(
-                    url,
-                    variant.connections,
-                    None,
-                    pool::PooledOp::Transaction,
-                )
-                .await?,
-            ),
-            (DriverKind::DeadpoolPostgres, PoolMode::Shared { .. } | PoolMode::Checkout) => {
-                Session::Deadpool(pool::Deadpool::connect(url, variant.connections, false).await?)
-            }
-            (DriverKind::DeadpoolPostgres, PoolMode::Transaction) => {
-                Session::Deadpool(pool::Deadpool::connect(url, variant.connections, true).await?)
-            }
-            (other, mode) => {
-                return Err(BenchError::new(format!(
-                    "{other} has no pooled session for {mode:?}"
-                )))
-            }
-        })
-    }
-
-    /// One operation of the workload (a point select for `key`, or a full
-    /// table read), checked; returns the rows read.
-    pub async fn op(&self, key: i32) -> Result<u64, BenchError> {
-        match self {
-            Session::Pgpipe(c) => c.op(key).await,
-            Session::TokioPostgres(c) => c.op(key).await,
-            Session::Sqlx(c) => c.op(key).await,
-            Session::PgpipePool(p) => p.op(key).await,
-            Session::Deadpool(p) => p.op(key).await,
-            Session::Ozo(o) => o.op().await,
-            Session::Te(t) => t.op(key).await,
-            Session::Copy(c) => c.op().await,
-            Session::Batch(b) => b.op(key).await,
-            Session::Failing(f) => f.op(key).await,
         }
+    )*};
+}
+
+/// Implements [`Op`] by the type's own `op(&self)` (no key: a COPY, a
+/// connect).
+macro_rules! op_without_key {
+    ($($t:ty),* $(,)?) => {$(
+        impl Op for $t {
+            fn op(&self, _key: i32) -> impl Future<Output = Result<u64, BenchError>> + Send {
+                <$t>::op(self)
+            }
+        }
+    )*};
+}
+
+op_by_key!(
+    pgpipe::Conn,
+    tokio_postgres::Conn,
+    sqlx::Conn,
+    pool::PgpipePool,
+    pool::Deadpool,
+    techempower::pgpipe::Conn,
+    techempower::tokio_postgres::Conn,
+    techempower::sqlx::Conn,
+    failing::FailingSession,
+    xitca::Conn,
+    zero::Conn,
+);
+
+op_without_key!(
+    copy::pgpipe::Conn,
+    copy::tokio_postgres::Conn,
+    copy::sqlx::Conn,
+    copy::raw::Conn,
+    ozo::pgpipe::Conn,
+    ozo::tokio_postgres::Conn,
+);
+
+impl Op for batch::BatchSession {
+    fn op(&self, key: i32) -> impl Future<Output = Result<u64, BenchError>> + Send {
+        batch::BatchSession::op(self, key)
     }
 
-    /// Operations one [`op`](Self::op) call stands for: a `batch` call is
-    /// one operation per select, so its rate compares with `pipeline`.
-    pub fn ops_per_call(&self) -> u64 {
-        match self {
-            Session::Batch(b) => b.size() as u64,
-            _ => 1,
-        }
+    fn ops_per_call(&self) -> u64 {
+        self.size() as u64
     }
 }
 
 /// `url` with pgpipe's coalesced Sync switched on (`pgpipe-coalesced`).
-fn coalesced(url: &str) -> String {
+pub fn coalesced(url: &str) -> String {
     pool::with_param(url, "coalesce_sync", "on")
+}
+
+/// An [`Op`] behind a pointer (one boxed future per call): for tests and
+/// one-off calls, never for measuring.
+pub trait DynOp: fmt::Debug + Send + Sync {
+    /// [`Op::op`], boxed.
+    fn op(&self, key: i32) -> Pin<Box<dyn Future<Output = Result<u64, BenchError>> + Send + '_>>;
+
+    /// [`Op::ops_per_call`].
+    fn ops_per_call(&self) -> u64;
+}
+
+impl<S: Op> DynOp for S {
+    fn op(&self, key: i32) -> Pin<Box<dyn Future<Output = Result<u64, BenchError>> + Send + '_>> {
+        Box::pin(Op::op(self, key))
+    }
+
+    fn ops_per_call(&self) -> u64 {
+        Op::ops_per_call(self)
+    }
 }

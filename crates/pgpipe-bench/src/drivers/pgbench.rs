@@ -7,9 +7,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::catalog::{Variant, Workload};
 use crate::error::BenchError;
 use crate::fixtures::{KV_ROWS, POINT_SQL};
+use crate::workload::{Variant, Workload};
 
 /// The script for one transaction of `n` point selects.
 pub fn script(n: usize) -> String {

@@ -2,11 +2,11 @@
 
 use pgpipe::{Client, Decode, Row, Statement, Type};
 
-use crate::catalog::Workload;
 use crate::checks::{self, RowsCheck};
 use crate::drivers::jsonb::JsonbStr;
 use crate::error::BenchError;
 use crate::fixtures::{self, TS_COLUMNS};
+use crate::workload::Workload;
 
 /// A timestamptz read as microseconds since 2000-01-01 UTC (its binary
 /// form), through pgpipe's public `Decode` trait.

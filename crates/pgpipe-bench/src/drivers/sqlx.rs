@@ -7,11 +7,11 @@ use sqlx::postgres::{PgConnection, PgRow, PgValueFormat, PgValueRef, Postgres};
 use sqlx::{Connection, Row, ValueRef};
 use tokio::sync::Mutex;
 
-use crate::catalog::Workload;
 use crate::checks::{self, RowsCheck};
 use crate::drivers::jsonb::JsonbStr;
 use crate::error::BenchError;
 use crate::fixtures::{self, TS_COLUMNS};
+use crate::workload::Workload;
 
 /// A timestamptz read as microseconds since 2000-01-01 UTC (binary form).
 struct Micros(i64);

@@ -1,6 +1,7 @@
 //! The `stream` workload's operation: stream many rows through each
 //! driver's streaming API (pgpipe `query_stream`, tokio-postgres
-//! `query_raw`, sqlx `fetch`) and check them as they pass, holding none.
+//! `query_raw`, sqlx `fetch`, xitca-postgres's lending row iterator,
+//! zero-postgres's row handler) and check them as they pass, holding none.
 //! The rows are made by the server (`generate_series` in the target list
 //! is streamed, not materialized), so no fixture table is needed.
 
@@ -9,7 +10,7 @@ use sqlx::{Connection, Row};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::NoTls;
 
-use crate::catalog::DriverKind;
+use crate::driver_kind::DriverKind;
 use crate::error::BenchError;
 
 /// Rows 1..=$1: `(g int4, 'row ' || g)`.
@@ -85,6 +86,12 @@ pub async fn stream(driver: DriverKind, url: &str, rows: u64) -> Result<u64, Ben
                 let row = row?;
                 tally.row(row.try_get(0)?, row.try_get::<&str, _>(1)?)?;
             }
+        }
+        DriverKind::XitcaPostgres => {
+            crate::drivers::xitca::stream(url, STREAM_SQL, n, |g, text| tally.row(g, text)).await?
+        }
+        DriverKind::ZeroPostgres => {
+            crate::drivers::zero::stream(url, STREAM_SQL, n, |g, text| tally.row(g, text)).await?
         }
         other => return Err(BenchError::new(format!("{other} has no stream adapter"))),
     }

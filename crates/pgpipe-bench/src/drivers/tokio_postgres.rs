@@ -5,15 +5,16 @@ use futures_util::TryStreamExt;
 use tokio_postgres::types::{FromSql, ToSql, Type};
 use tokio_postgres::{Client, Row, Statement};
 
-use crate::catalog::Workload;
 use crate::checks::{self, RowsCheck};
 use crate::drivers::jsonb::JsonbStr;
 use crate::error::BenchError;
 use crate::fixtures::{self, TS_COLUMNS};
+use crate::workload::Workload;
 
 /// A timestamptz read as microseconds since 2000-01-01 UTC (its binary
-/// form): the same work as the pgpipe adapter does.
-struct Micros(i64);
+/// form): the same work as the pgpipe adapter does. (postgres-types'
+/// `FromSql`: xitca-postgres decodes through it too.)
+pub(crate) struct Micros(pub(crate) i64);
 
 impl<'a> FromSql<'a> for Micros {
     fn from_sql(

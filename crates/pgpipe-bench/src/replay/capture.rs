@@ -5,9 +5,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 
-use crate::catalog::Workload;
 use crate::drivers::raw::RawConn;
 use crate::error::BenchError;
+use crate::workload::Workload;
 
 /// A captured answer: what the replay server sends back.
 #[derive(Debug, Clone)]

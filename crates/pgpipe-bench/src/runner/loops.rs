@@ -1,6 +1,8 @@
 //! The measurement loops: in-process sessions (closed or open loop), the
 //! raw floor's connections, and `stream`'s child processes.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,7 +14,7 @@ use crate::catalog::DriverKind;
 use crate::checks;
 use crate::child;
 use crate::drivers::raw::RawConn;
-use crate::drivers::Session;
+use crate::drivers::Op;
 use crate::error::BenchError;
 use crate::histogram::{self, Schedule};
 use crate::measure::{Costs, CpuOf, Probe};
@@ -82,8 +84,32 @@ async fn join_all(
     }
 }
 
-pub(super) async fn run_sessions(
-    sessions: &[Arc<Session>],
+/// In-process sessions of one adapter type, type-erased once per subject:
+/// the loop inside is compiled per type, so each operation is a direct call.
+pub trait RunSessions: std::fmt::Debug + Send + Sync {
+    /// Runs `tasks_per_conn` tasks on each session for `duration` (closed
+    /// loop) or at `rate` operations/s in all (open loop).
+    fn run(
+        &self,
+        tasks_per_conn: usize,
+        duration: Duration,
+        rate: Option<f64>,
+    ) -> Pin<Box<dyn Future<Output = Result<RunOutcome, BenchError>> + Send + '_>>;
+}
+
+impl<S: Op> RunSessions for Vec<Arc<S>> {
+    fn run(
+        &self,
+        tasks_per_conn: usize,
+        duration: Duration,
+        rate: Option<f64>,
+    ) -> Pin<Box<dyn Future<Output = Result<RunOutcome, BenchError>> + Send + '_>> {
+        Box::pin(run_sessions(self, tasks_per_conn, duration, rate))
+    }
+}
+
+async fn run_sessions<S: Op>(
+    sessions: &[Arc<S>],
     tasks_per_conn: usize,
     duration: Duration,
     rate: Option<f64>,

@@ -10,14 +10,13 @@ use hdrhistogram::Histogram;
 use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
 mod loops;
 
-use loops::{run_child, run_raw, run_sessions};
+use loops::{run_child, run_raw, RunSessions};
 
+use crate::catalog::Connected;
 use crate::child;
-use crate::drivers::ozo::OzoSession;
 use crate::drivers::pgbench::Pgbench;
 use crate::drivers::raw::{RawConn, RawSpec};
-use crate::drivers::techempower::TeSession;
-use crate::drivers::Session;
+use crate::drivers::Op;
 use crate::error::BenchError;
 use crate::histogram;
 use crate::measure::{Costs, CpuOf, Probe};
@@ -55,7 +54,7 @@ impl RunOutcome {
 #[derive(Debug)]
 pub enum Subject {
     /// In-process sessions (one per connection).
-    Sessions(Vec<Arc<Session>>),
+    Sessions(Box<dyn RunSessions>),
     /// Raw connections (each driven by one task).
     Raw(Vec<tokio::sync::Mutex<RawConn>>),
     /// pgbench.
@@ -63,7 +62,7 @@ pub enum Subject {
     /// A pool (pgpipe's or deadpool-postgres) that `tasks` tasks share.
     Pooled {
         /// The pool.
-        session: Arc<Session>,
+        session: Box<dyn RunSessions>,
         /// Every task of the variant.
         tasks: usize,
     },
@@ -127,38 +126,11 @@ impl Subject {
                     rows,
                     exe: child::bench_exe()?,
                 },
-                (_, Shape::Ozo(_)) => Subject::Pooled {
-                    session: Arc::new(Session::Ozo(
-                        OzoSession::connect(driver, url, variant).await?,
-                    )),
-                    tasks: variant.total_tasks(),
-                },
-                (d, Shape::Te(_)) if d != DriverKind::Raw => Subject::Sessions(vec![Arc::new(
-                    Session::Te(TeSession::connect(driver, url, variant).await?),
-                )]),
-                (d, Shape::Copy(case)) => Subject::Sessions(vec![Arc::new(Session::Copy(
-                    crate::drivers::copy::CopySession::connect(d, url, case).await?,
-                ))]),
                 (DriverKind::Pgbench, _) => Subject::Pgbench(Pgbench::new(url, workload, variant)?),
-                (d, Shape::Failing) => {
-                    let mut sessions = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        sessions.push(Arc::new(Session::Failing(
-                            crate::drivers::failing::FailingSession::connect(d, url).await?,
-                        )));
-                    }
-                    Subject::Sessions(sessions)
-                }
-                (d, Shape::Batch { size }) => Subject::Sessions(vec![Arc::new(Session::Batch(
-                    crate::drivers::batch::BatchSession::connect(d, url, size).await?,
-                ))]),
-                (_, _) if workload == Workload::Pool && variant.pool != PoolMode::Dedicated => {
-                    Subject::Pooled {
-                        session: Arc::new(Session::connect_pooled(driver, url, variant).await?),
-                        tasks: variant.total_tasks(),
-                    }
-                }
-                (DriverKind::Raw, _) => {
+                (
+                    DriverKind::Raw,
+                    Shape::Plain | Shape::Streamed | Shape::Replay | Shape::Te(_),
+                ) if variant.pool == PoolMode::Dedicated => {
                     let mut conns = Vec::with_capacity(n);
                     for _ in 0..n {
                         let spec = RawSpec::new(workload, variant.shape)?;
@@ -168,14 +140,8 @@ impl Subject {
                     }
                     Subject::Raw(conns)
                 }
-                (_, _) => {
-                    let mut sessions = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        sessions.push(Arc::new(
-                            Session::connect(driver, url, workload, variant.shape).await?,
-                        ));
-                    }
-                    Subject::Sessions(sessions)
+                _ => {
+                    crate::catalog::connect_sessions(driver, url, workload, variant, Typed).await?
                 }
             })
         };
@@ -194,10 +160,8 @@ impl Subject {
     ) -> Result<RunOutcome, BenchError> {
         let fut = async {
             match self {
-                Subject::Sessions(s) => run_sessions(s, tasks_per_conn, duration, rate).await,
-                Subject::Pooled { session, tasks } => {
-                    run_sessions(std::slice::from_ref(session), *tasks, duration, rate).await
-                }
+                Subject::Sessions(s) => s.run(tasks_per_conn, duration, rate).await,
+                Subject::Pooled { session, tasks } => session.run(*tasks, duration, rate).await,
                 Subject::Raw(conns) => {
                     if rate.is_some() {
                         return Err(BenchError::new("raw has no open-loop mode"));
@@ -241,6 +205,24 @@ impl Subject {
         match self {
             Subject::Replayed { server, .. } => Some(server.addr()),
             _ => None,
+        }
+    }
+}
+
+/// Makes [`Subject`]s of typed sessions.
+struct Typed;
+
+impl Connected for Typed {
+    type Out = Subject;
+
+    fn sessions<S: Op>(self, sessions: Vec<Arc<S>>) -> Subject {
+        Subject::Sessions(Box::new(sessions))
+    }
+
+    fn pooled<S: Op>(self, session: Arc<S>, tasks: usize) -> Subject {
+        Subject::Pooled {
+            session: Box::new(vec![session]),
+            tasks,
         }
     }
 }

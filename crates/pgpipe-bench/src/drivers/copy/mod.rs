@@ -19,12 +19,10 @@ pub mod tokio_postgres;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
-use crate::catalog::DriverKind;
+use crate::driver_kind::DriverKind;
 use crate::error::BenchError;
-use crate::shape::CopyCase;
 
-/// Rows per operation.
-pub const COPY_ROWS: u64 = 1_000_000;
+pub use crate::fixtures::COPY_ROWS;
 
 /// The table `out` reads (made once by the first adapter that connects).
 pub const SOURCE_TABLE: &str = "bench_copy_src";
@@ -87,50 +85,4 @@ pub fn check_out(rows: u64, id_sum: i64) -> Result<u64, BenchError> {
         )));
     }
     Ok(rows)
-}
-
-/// One connection of a driver set up for one `copy` case.
-#[derive(Debug)]
-pub enum CopySession {
-    /// pgpipe.
-    Pgpipe(pgpipe::Conn),
-    /// tokio-postgres.
-    TokioPostgres(tokio_postgres::Conn),
-    /// sqlx.
-    Sqlx(sqlx::Conn),
-    /// The raw floor.
-    Raw(raw::Conn),
-}
-
-impl CopySession {
-    /// Connects `driver` for `case`.
-    pub async fn connect(
-        driver: DriverKind,
-        url: &str,
-        case: CopyCase,
-    ) -> Result<CopySession, BenchError> {
-        Ok(match driver {
-            DriverKind::Pgpipe => CopySession::Pgpipe(pgpipe::Conn::connect(url, case).await?),
-            DriverKind::TokioPostgres => {
-                CopySession::TokioPostgres(tokio_postgres::Conn::connect(url, case).await?)
-            }
-            DriverKind::Sqlx => CopySession::Sqlx(sqlx::Conn::connect(url, case).await?),
-            DriverKind::Raw => CopySession::Raw(raw::Conn::connect(url, case).await?),
-            other => {
-                return Err(BenchError::new(format!(
-                    "{other} does not run the copy workload"
-                )))
-            }
-        })
-    }
-
-    /// One COPY of 1M rows; returns the rows copied.
-    pub async fn op(&self) -> Result<u64, BenchError> {
-        match self {
-            CopySession::Pgpipe(c) => c.op().await,
-            CopySession::TokioPostgres(c) => c.op().await,
-            CopySession::Sqlx(c) => c.op().await,
-            CopySession::Raw(c) => c.op().await,
-        }
-    }
 }

@@ -7,7 +7,7 @@ use pgpipe::Client;
 use super::{
     check_out, rows, target_sql, target_table, CopyRow, COLUMNS, SOURCE_SQL, SOURCE_TABLE,
 };
-use crate::catalog::DriverKind;
+use crate::driver_kind::DriverKind;
 use crate::error::BenchError;
 use crate::shape::CopyCase;
 

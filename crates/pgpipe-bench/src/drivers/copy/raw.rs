@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tokio::sync::Mutex;
 
 use super::{check_out, target_sql, target_table, COLUMNS, SOURCE_SQL, SOURCE_TABLE};
-use crate::catalog::DriverKind;
+use crate::driver_kind::DriverKind;
 use crate::drivers::raw::{encoded_rows, RawCheck, RawConn, RawSpec};
 use crate::error::BenchError;
 use crate::shape::CopyCase;

@@ -13,7 +13,7 @@ use sqlx::Connection;
 use tokio::sync::Mutex;
 
 use super::{check_out, rows, target_sql, target_table, SOURCE_SQL, SOURCE_TABLE};
-use crate::catalog::DriverKind;
+use crate::driver_kind::DriverKind;
 use crate::error::BenchError;
 use crate::shape::CopyCase;
 

@@ -9,7 +9,7 @@ use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, NoTls};
 
 use super::{check_out, rows, target_sql, target_table, SOURCE_SQL, SOURCE_TABLE};
-use crate::catalog::DriverKind;
+use crate::driver_kind::DriverKind;
 use crate::error::BenchError;
 use crate::shape::CopyCase;
 

@@ -9,9 +9,9 @@
 pub mod pgpipe;
 pub mod tokio_postgres;
 
-use crate::catalog::{DriverKind, Variant};
 use crate::error::BenchError;
 use crate::shape::{OzoCase, Shape};
+use crate::workload::Variant;
 
 /// The simple query of the talk.
 pub const SIMPLE_SQL: &str = "SELECT 1";
@@ -138,45 +138,5 @@ pub fn case(variant: &Variant) -> Result<OzoCase, BenchError> {
     match variant.shape {
         Shape::Ozo(c) => Ok(c),
         other => Err(BenchError::new(format!("not an ozo variant: {other:?}"))),
-    }
-}
-
-/// One driver set up for one ozo row; all the row's tasks share it.
-#[derive(Debug)]
-pub enum OzoSession {
-    /// pgpipe (connection per request, one client, or its `Pool`).
-    Pgpipe(pgpipe::Conn),
-    /// tokio-postgres (connection per request, one client) or
-    /// deadpool-postgres (the pooled rows).
-    TokioPostgres(tokio_postgres::Conn),
-}
-
-impl OzoSession {
-    /// Sets up `driver` for `variant`.
-    pub async fn connect(
-        driver: DriverKind,
-        url: &str,
-        variant: &Variant,
-    ) -> Result<OzoSession, BenchError> {
-        let case = case(variant)?;
-        let expected = expected(url).await?;
-        let n = variant.connections.max(1);
-        Ok(match driver {
-            DriverKind::Pgpipe => {
-                OzoSession::Pgpipe(pgpipe::Conn::connect(url, case, n, expected).await?)
-            }
-            DriverKind::TokioPostgres | DriverKind::DeadpoolPostgres => OzoSession::TokioPostgres(
-                tokio_postgres::Conn::connect(url, case, n, expected).await?,
-            ),
-            other => return Err(BenchError::new(format!("{other} does not run ozo"))),
-        })
-    }
-
-    /// One checked request; returns rows read.
-    pub async fn op(&self) -> Result<u64, BenchError> {
-        match self {
-            OzoSession::Pgpipe(c) => c.op().await,
-            OzoSession::TokioPostgres(c) => c.op().await,
-        }
     }
 }

@@ -22,9 +22,9 @@ pub use copy::encoded_rows;
 pub use rows::RowsTable;
 pub use spec::{RawCheck, RawSpec};
 
-use crate::catalog::Workload;
 use crate::error::BenchError;
 use crate::shape::Shape;
+use crate::workload::Workload;
 
 trait Stream: AsyncRead + AsyncWrite + Send + Unpin {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin> Stream for T {}

@@ -3,11 +3,11 @@
 //! returns and how their values are checked.
 
 use super::rows::RowsTable;
-use crate::catalog::Workload;
 use crate::drivers::techempower::{FORTUNE_SQL, WORLD_SQL};
 use crate::error::BenchError;
 use crate::fixtures;
 use crate::shape::{Shape, TeCase, TE_N};
+use crate::workload::Workload;
 
 /// How the raw floor checks a DataRow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,10 +8,10 @@ pub mod pgpipe;
 pub mod sqlx;
 pub mod tokio_postgres;
 
-use crate::catalog::{DriverKind, Variant};
 use crate::error::BenchError;
 use crate::fixtures::WORLD_ROWS;
 use crate::shape::{Shape, TeCase, TE_N};
+use crate::workload::Variant;
 
 /// Fortunes.
 pub const FORTUNE_SQL: &str = "SELECT id, message FROM fortune";
@@ -109,44 +109,5 @@ pub fn case(variant: &Variant) -> Result<TeCase, BenchError> {
         other => Err(BenchError::new(format!(
             "not a techempower variant: {other:?}"
         ))),
-    }
-}
-
-/// One connection of a driver set up for one TechEmpower shape.
-#[derive(Debug)]
-pub enum TeSession {
-    /// pgpipe.
-    Pgpipe(pgpipe::Conn),
-    /// tokio-postgres.
-    TokioPostgres(tokio_postgres::Conn),
-    /// sqlx.
-    Sqlx(sqlx::Conn),
-}
-
-impl TeSession {
-    /// Connects `driver` and prepares for `variant`.
-    pub async fn connect(
-        driver: DriverKind,
-        url: &str,
-        variant: &Variant,
-    ) -> Result<TeSession, BenchError> {
-        let case = case(variant)?;
-        Ok(match driver {
-            DriverKind::Pgpipe => TeSession::Pgpipe(pgpipe::Conn::connect(url, case).await?),
-            DriverKind::TokioPostgres => {
-                TeSession::TokioPostgres(tokio_postgres::Conn::connect(url, case).await?)
-            }
-            DriverKind::Sqlx => TeSession::Sqlx(sqlx::Conn::connect(url, case).await?),
-            other => return Err(BenchError::new(format!("{other} does not run techempower"))),
-        })
-    }
-
-    /// One checked operation for `key`; returns rows read.
-    pub async fn op(&self, key: i32) -> Result<u64, BenchError> {
-        match self {
-            TeSession::Pgpipe(c) => c.op(key).await,
-            TeSession::TokioPostgres(c) => c.op(key).await,
-            TeSession::Sqlx(c) => c.op(key).await,
-        }
     }
 }
