@@ -155,7 +155,7 @@ impl Plan {
             ],
             Workload::Stream => {
                 let rows = self.stream_rows;
-                let label = if rows % 1_000_000 == 0 {
+                let label = if rows.is_multiple_of(1_000_000) {
                     format!("{}M", rows / 1_000_000)
                 } else {
                     rows.to_string()

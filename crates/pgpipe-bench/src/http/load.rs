@@ -191,7 +191,7 @@ async fn one_connection(spec: &LoadSpec, mut conn: Conn, k: usize, start: Instan
         out.requests += 1;
         let checked = match result {
             Ok((status, body)) => {
-                let sample = spec.check_every <= 1 || n % spec.check_every == 0;
+                let sample = spec.check_every <= 1 || n.is_multiple_of(spec.check_every);
                 let checked = spec.mix.check(expect, status, &body, sample);
                 if checked.is_err() {
                     out.wrong += 1;
