@@ -11,12 +11,15 @@
 //! Read routing: `prefer-standby` reads land on the standby, and move to the
 //! primary when the standby goes away.
 
+mod common;
+
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pgpipe::{ErrorKind, Pool};
+use common::invariants::{write, Outcome, Outcomes};
+use pgpipe::Pool;
 use pgpipe_testkit::Cluster;
 use tokio::time::Instant;
 
@@ -31,55 +34,6 @@ fn hosts_url(a: &Cluster, b: &Cluster, params: &str) -> String {
         a.port(),
         b.port()
     )
-}
-
-#[derive(Default)]
-struct Outcomes {
-    ok: Vec<i64>,
-    failed: Vec<i64>,
-    unknown: Vec<i64>,
-}
-
-/// One write: BEGIN; INSERT; COMMIT on a checked-out connection.
-/// Anything that fails before COMMIT is sent leaves nothing behind (the
-/// transaction never committed); a COMMIT that returns a server error did
-/// not commit; a COMMIT whose answer was lost (I/O, closed, timeout) is
-/// unknown.
-enum Outcome {
-    Ok,
-    Failed,
-    Unknown,
-}
-
-async fn write(pool: &Pool, id: i64) -> Outcome {
-    let Ok(tx) = pool.transaction().await else {
-        return Outcome::Failed;
-    };
-    if tx
-        .execute("INSERT INTO ids VALUES ($1)", (id,))
-        .await
-        .is_err()
-    {
-        return Outcome::Failed;
-    }
-    match tx.commit().await {
-        Ok(()) => Outcome::Ok,
-        // The connection went while COMMIT was in flight (or anything else
-        // that leaves the answer lost): it may or may not have committed.
-        Err(e)
-            if e.is_outcome_unknown()
-                || matches!(
-                    e.kind(),
-                    ErrorKind::Io | ErrorKind::Closed | ErrorKind::Timeout
-                )
-                || e.code()
-                    .is_some_and(|c| c.code().starts_with("57") || c.code().starts_with("08")) =>
-        {
-            Outcome::Unknown
-        }
-        // The server refused the COMMIT (or rolled the transaction back).
-        Err(_) => Outcome::Failed,
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -116,24 +70,11 @@ async fn a_failover_loses_no_acknowledged_write_and_keeps_no_failed_one() {
                         i += 1;
                         let id = w * 10_000_000 + i;
                         let outcome = write(&pool, id).await;
-                        let failed = {
-                            let mut o = outcomes.lock().unwrap();
-                            match outcome {
-                                Outcome::Ok => {
-                                    o.ok.push(id);
-                                    ok_count.fetch_add(1, Ordering::Relaxed);
-                                    false
-                                }
-                                Outcome::Failed => {
-                                    o.failed.push(id);
-                                    true
-                                }
-                                Outcome::Unknown => {
-                                    o.unknown.push(id);
-                                    false
-                                }
-                            }
-                        };
+                        let failed = outcome == Outcome::Failed;
+                        if outcome == Outcome::Ok {
+                            ok_count.fetch_add(1, Ordering::Relaxed);
+                        }
+                        outcomes.lock().unwrap().record(id, outcome);
                         if failed {
                             tokio::time::sleep(Duration::from_millis(20)).await;
                         }
@@ -194,23 +135,17 @@ async fn a_failover_loses_no_acknowledged_write_and_keeps_no_failed_one() {
             .map(|r| r.get::<i64, _>(0))
             .collect();
         let o = outcomes.lock().unwrap();
-        let lost: Vec<_> = o.ok.iter().filter(|id| !present.contains(id)).collect();
-        let ghosts: Vec<_> = o.failed.iter().filter(|id| present.contains(id)).collect();
-        let unknown_committed = o.unknown.iter().filter(|id| present.contains(id)).count();
+        let verdict = o.check(&present);
         println!(
             "failover report: {} ok, {} failed, {} unknown ({} of them committed), \
              writers resumed {resumed:?} after the promotion; {} rows on the new primary",
             o.ok.len(),
             o.failed.len(),
             o.unknown.len(),
-            unknown_committed,
+            verdict.unknown_committed,
             present.len()
         );
-        assert!(lost.is_empty(), "acknowledged writes lost: {lost:?}");
-        assert!(ghosts.is_empty(), "failed writes present: {ghosts:?}");
-        // Nothing else is there either.
-        let known: HashSet<i64> = o.ok.iter().chain(&o.unknown).copied().collect();
-        assert!(present.iter().all(|id| known.contains(id)));
+        verdict.assert_holds();
     })
     .await
     .expect("failover test exceeded its bound");

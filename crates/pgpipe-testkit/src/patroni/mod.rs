@@ -64,6 +64,9 @@ const READY_TIMEOUT: Duration = Duration::from_secs(240);
 /// machine.
 pub const FAILOVER_TIMEOUT: Duration = Duration::from_secs(120);
 const NODES: usize = 3;
+/// How long a member may stay down during [`PatroniCluster::wait_healthy`]
+/// before it is reinitialized.
+pub const REJOIN_GRACE: Duration = Duration::from_secs(60);
 
 /// etcd and three Patroni nodes (see the [module documentation](self)).
 pub struct PatroniCluster {
@@ -71,8 +74,10 @@ pub struct PatroniCluster {
     // the nodes (and their proxies), etcd, then the directory.
     nodes: Vec<PatroniNode>,
     etcd: Etcd,
-    /// The index of the node cut off by [`PatroniCluster::partition`].
+    /// The index of the node cut off by [`PatroniCluster::partition_primary`].
     partitioned: Mutex<Option<usize>>,
+    /// Members [`PatroniCluster::wait_healthy`] had to reinitialize.
+    reinitialized: Mutex<Vec<String>>,
     dir: TempDir,
 }
 
@@ -91,6 +96,7 @@ impl PatroniCluster {
             nodes: Vec::with_capacity(NODES),
             etcd,
             partitioned: Mutex::new(None),
+            reinitialized: Mutex::new(Vec::new()),
             dir,
         };
         for i in 1..=NODES {
@@ -187,10 +193,33 @@ impl PatroniCluster {
     /// writes and the two other members are running replicas streaming
     /// from it (`pg_stat_replication` on the leader), one of them its
     /// synchronous standby; returns the leader.
+    ///
+    /// A member that stays down for [`REJOIN_GRACE`] (an old primary whose
+    /// pg_rewind Patroni did not start, seen after `kill -9`: "requested
+    /// timeline does not contain minimum recovery point") is reinitialized
+    /// once through Patroni's `POST /reinitialize`, as an operator would;
+    /// [`reinitialized`](PatroniCluster::reinitialized) lists them.
     pub fn wait_healthy(&self, timeout: Duration) -> Result<String, TestkitError> {
         let mut leader = String::new();
+        let mut down_since: Vec<(String, Instant)> = Vec::new();
         self.wait_until("a leader and two streaming replicas", timeout, |c| {
             let members = c.members()?;
+            for m in &members {
+                if m.is_leader() || m.is_running_replica() {
+                    down_since.retain(|(n, _)| n != &m.name);
+                } else if !down_since.iter().any(|(n, _)| n == &m.name) {
+                    down_since.push((m.name.clone(), Instant::now()));
+                }
+            }
+            for (name, since) in &down_since {
+                if since.elapsed() >= REJOIN_GRACE && !c.reinitialized().contains(name) {
+                    rest::reinitialize(c.node_named(name)?.rest_addr())?;
+                    c.reinitialized
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(name.clone());
+                }
+            }
             let Some(l) = members.iter().find(|m| m.is_leader()) else {
                 return Ok(false);
             };
@@ -291,6 +320,15 @@ impl PatroniCluster {
             },
         )?;
         Ok(new)
+    }
+
+    /// The members [`wait_healthy`](PatroniCluster::wait_healthy) had to
+    /// reinitialize because they did not rejoin on their own.
+    pub fn reinitialized(&self) -> Vec<String> {
+        self.reinitialized
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The directory holding etcd's and every node's data and logs.

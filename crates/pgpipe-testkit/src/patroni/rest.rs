@@ -70,6 +70,19 @@ pub(super) fn get(addr: SocketAddr, path: &str) -> Result<(u16, String), Testkit
     request(addr, "GET", path, None)
 }
 
+/// `POST /reinitialize` (forced) to the member whose REST API is at
+/// `addr`: Patroni wipes its data directory and copies the leader again
+/// (what `patronictl reinit` does).
+pub(super) fn reinitialize(addr: SocketAddr) -> Result<(), TestkitError> {
+    let (status, answer) = request(addr, "POST", "/reinitialize", Some(r#"{"force": true}"#))?;
+    if status != 200 {
+        return Err(TestkitError::new(format!(
+            "POST /reinitialize on {addr} answered {status}: {answer}"
+        )));
+    }
+    Ok(())
+}
+
 fn parse_members(body: &str) -> Result<Vec<Member>, TestkitError> {
     let value: serde_json::Value = serde_json::from_str(body)
         .map_err(|e| TestkitError::new(format!("not JSON ({e}): {body}")))?;

@@ -3,6 +3,7 @@
 //! every test so nothing can hang CI.
 #![allow(dead_code)]
 
+pub mod invariants;
 pub mod spans;
 pub mod values;
 
