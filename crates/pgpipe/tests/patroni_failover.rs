@@ -12,6 +12,10 @@
 //! 2. `kill -9` of the primary's postmaster (Patroni fails over),
 //! 3. a network partition of the primary (proxies black-hole every link to
 //!    and from it, etcd included), healed once a new primary took over.
+//!    Once the new primary takes writes, the clients' connections to the
+//!    old one are aborted, as their kernels would on a real cut (the proxy
+//!    acknowledges what it holds, so nothing else can end a COMMIT in
+//!    flight there: query_timeout does not bound COMMIT).
 //!
 //! Invariants, checked with the failover checker (common/invariants.rs):
 //! no acknowledged write missing on the last primary, no failed write
@@ -236,6 +240,14 @@ async fn failover(
     })
     .await;
     let leader = started.elapsed();
+    if name == "partition" {
+        // The proxy acknowledges what it holds, so clients cannot notice
+        // the cut as their kernels would (tcp_user_timeout, keepalives): a
+        // COMMIT in flight would wait for ever (query_timeout does not
+        // bound COMMIT). Abort those connections now, as the kernel would.
+        let aborted = ha.abort_partitioned_connections();
+        println!("partition: {aborted} client connections to {from} aborted");
+    }
     let new_port = ha.node(&to).unwrap().server_port();
     let acked_by_new = |load: &Load| {
         load.acks

@@ -290,6 +290,18 @@ impl PatroniCluster {
         Ok(leader)
     }
 
+    /// Aborts (TCP reset) the connections clients hold to the partitioned
+    /// node, as their kernels would on a real cut once `tcp_user_timeout`
+    /// or keepalives give up: the proxy acknowledges what it holds, so
+    /// without this a client cannot tell the link is dead. New connections
+    /// stay black-holed. Returns how many were aborted.
+    pub fn abort_partitioned_connections(&self) -> usize {
+        match self.partitioned_index() {
+            Some(i) => self.nodes[i].reset_client_connections(),
+            None => 0,
+        }
+    }
+
     /// Ends a partition: every proxy forwards again.
     pub fn heal(&self) {
         let cut = self

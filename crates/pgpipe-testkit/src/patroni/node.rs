@@ -173,6 +173,11 @@ impl PatroniNode {
         }
     }
 
+    /// Resets every connection open through the PostgreSQL proxy.
+    pub(super) fn reset_client_connections(&self) -> usize {
+        self.pg_proxy.reset_all()
+    }
+
     /// Why Patroni is not running, if it is not.
     pub(super) fn exited(&self) -> Option<String> {
         self.patroni.exited()
