@@ -67,6 +67,8 @@ if [ -n "${PGPIPE_TEST_URL:-}" ]; then default_server="the server of PGPIPE_TEST
 ran=("$default_server ($(($(date +%s) - started)) s, whole suite)")
 echo "==> cargo test --features metrics (metrics through a recording exporter)"
 cargo test -p pgpipe --locked --features metrics --test observe_metrics
+echo "==> cargo test --features opentelemetry (spans and metrics through the OpenTelemetry SDK; builds its example)"
+cargo test -p pgpipe --locked --features opentelemetry --test observe_opentelemetry --example opentelemetry
 echo "==> named-query example (sql/mail.sql against a throwaway cluster)"
 cargo run --locked -p pgpipe --example named_queries
 

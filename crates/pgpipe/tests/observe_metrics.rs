@@ -84,6 +84,18 @@ impl Exporter {
             .collect()
     }
 
+    /// Samples of the one series of `name` whose labels are exactly `labels`.
+    fn samples_exact(&self, name: &str, labels: &[(&str, &str)]) -> usize {
+        let want: BTreeMap<String, String> = labels
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let cells = self.cells.lock().unwrap();
+        cells
+            .get(&(name.to_owned(), want))
+            .map_or(0, |c| c.samples.lock().unwrap().len())
+    }
+
     fn count(&self, name: &str, labels: &[(&str, &str)]) -> u64 {
         self.find(name, labels)
             .iter()
@@ -164,23 +176,30 @@ async fn pool_and_operation_metrics_after_a_known_workload() {
             .await
             .unwrap_err();
         let op = "db.client.operation.duration";
-        let named = [
+        let port = common::cluster().port().to_string();
+        // Every call names the database and the server; the generic calls
+        // (query, execute) have no `db.operation.name` (the conventions
+        // forbid parsing it from the SQL).
+        let generic = [
             SYSTEM,
-            ("db.operation.name", "query"),
-            ("db.query.summary", "select_one"),
+            ("db.namespace", db.name()),
+            ("server.address", "127.0.0.1"),
+            ("server.port", port.as_str()),
         ];
-        assert_eq!(exporter.samples(op, &named), 10);
-        assert_eq!(
-            exporter.samples(op, &[SYSTEM, ("db.operation.name", "execute")]),
-            3
-        );
-        assert_eq!(
-            exporter.samples(
-                op,
-                &[("db.operation.name", "query"), ("error.type", "42P01")]
-            ),
-            1
-        );
+        let named = [generic.as_slice(), &[("db.query.summary", "select_one")]].concat();
+        assert_eq!(exporter.samples_exact(op, &named), 10);
+        assert_eq!(exporter.samples_exact(op, &generic), 3);
+        let failed = [
+            generic.as_slice(),
+            &[
+                ("error.type", "42P01"),
+                ("db.response.status_code", "42P01"),
+            ],
+        ]
+        .concat();
+        assert_eq!(exporter.samples_exact(op, &failed), 1);
+        // Connecting is no database call: nothing but these three series.
+        assert_eq!(exporter.samples(op, &[]), 14, "{:?}", exporter.names());
         // Statement cache: each distinct statement missed once, then hit
         // (hits are published in batches of 32 per thread, depth sampled
         // every 16th request).
@@ -231,6 +250,8 @@ async fn pool_and_operation_metrics_after_a_known_workload() {
         assert_eq!(exporter.gauge("db.client.connection.count", &used), 0.0);
         assert_eq!(exporter.gauge("db.client.connection.count", &idle), 2.0);
         assert_eq!(exporter.gauge("db.client.connection.max", &[]), 2.0);
+        assert_eq!(exporter.gauge("db.client.connection.idle.max", &[]), 2.0);
+        assert_eq!(exporter.gauge("db.client.connection.idle.min", &[]), 0.0);
         assert_eq!(
             exporter.gauge("db.client.connection.pending_requests", &[]),
             0.0

@@ -34,7 +34,7 @@ fn last(recorder: &Recorder, operation: &str) -> SpanData {
         .spans(TARGET)
         .into_iter()
         .rev()
-        .find(|s| s.field("db.operation.name") == Some(operation))
+        .find(|s| s.field("pgpipe.operation") == Some(operation))
         .unwrap_or_else(|| panic!("no {operation} span in {:#?}", recorder.spans(TARGET)))
 }
 
@@ -47,6 +47,9 @@ async fn operation_spans_carry_opentelemetry_fields() {
         let mut client = common::connect(&db).await;
         let connect = last(&recorder, "connect");
         assert!(connect.closed);
+        // Opening a connection is no database operation of the conventions.
+        assert_eq!(connect.field("otel.name"), Some("connect"));
+        assert_eq!(connect.field("db.operation.name"), None);
 
         client
             .batch_execute(
@@ -83,6 +86,11 @@ async fn operation_spans_carry_opentelemetry_fields() {
             span.field("server.port"),
             Some(common::cluster().port().to_string().as_str())
         );
+        assert_eq!(span.field("otel.kind"), Some("client"));
+        assert_eq!(span.field("otel.status_code"), None);
+        // A generic call runs any SQL: no operation name (the conventions
+        // forbid parsing it from the text).
+        assert_eq!(span.field("db.operation.name"), None);
         assert_eq!(span.field("db.response.returned_rows"), Some("5"));
         assert!(span.field("pgpipe.queue_time_us").is_some(), "{span:#?}");
         assert!(span.field("pgpipe.server_time_us").is_some(), "{span:#?}");
@@ -114,6 +122,9 @@ async fn operation_spans_carry_opentelemetry_fields() {
             None,
             "never parsed from SQL"
         );
+        // Without a summary or an operation name the span is named after
+        // its target, the database.
+        assert_eq!(span.field("otel.name"), Some(db.name()));
 
         // A failure records the SQLSTATE.
         let e = client
@@ -124,6 +135,7 @@ async fn operation_spans_carry_opentelemetry_fields() {
         let span = last(&recorder, "query");
         assert_eq!(span.field("db.response.status_code"), Some("42P01"));
         assert_eq!(span.field("error.type"), Some("42P01"));
+        assert_eq!(span.field("otel.status_code"), Some("ERROR"));
         assert!(span.closed);
 
         // A stream's span stays open while rows are read, and closes when
@@ -159,6 +171,9 @@ async fn operation_spans_carry_opentelemetry_fields() {
         let commit = last(&recorder, "commit");
         assert!(commit.closed);
         assert_eq!(commit.field("error.type"), None);
+        assert_eq!(commit.field("db.operation.name"), Some("COMMIT"));
+        let commit_name = format!("COMMIT {}", db.name());
+        assert_eq!(commit.field("otel.name"), Some(commit_name.as_str()));
         client
             .transaction()
             .await
@@ -167,19 +182,37 @@ async fn operation_spans_carry_opentelemetry_fields() {
             .await
             .unwrap();
         assert!(last(&recorder, "rollback").closed);
+        assert_eq!(
+            last(&recorder, "rollback").field("db.operation.name"),
+            Some("ROLLBACK")
+        );
 
         // Other operations have spans too.
         client.prepare("SELECT 1").await.unwrap();
         assert!(last(&recorder, "prepare").closed);
+        // A batch of one is a single operation; of two, a BATCH.
         let mut batch = client.batch();
         batch.add("SELECT 1", ());
         batch.run().await.unwrap();
-        assert!(last(&recorder, "batch").closed);
+        let one = last(&recorder, "batch");
+        assert!(one.closed);
+        assert_eq!(one.field("db.operation.name"), None);
+        assert_eq!(one.field("db.operation.batch.size"), None);
+        let mut batch = client.batch();
+        batch.add("SELECT 1", ());
+        batch.add("SELECT 2", ());
+        batch.run_atomic().await.unwrap();
+        let two = last(&recorder, "batch");
+        assert_eq!(two.field("db.operation.name"), Some("BATCH"));
+        assert_eq!(two.field("db.operation.batch.size"), Some("2"));
         let pool = pgpipe::Pool::connect(&db.url(pgpipe_testkit::AuthRole::Trust))
             .await
             .unwrap();
         drop(pool.get().await.unwrap());
-        assert!(last(&recorder, "pool.acquire").closed);
+        let acquire = last(&recorder, "pool.acquire");
+        assert!(acquire.closed);
+        assert_eq!(acquire.field("otel.kind"), Some("internal"));
+        assert_eq!(acquire.field("db.operation.name"), None);
     })
     .await
 }
@@ -220,7 +253,7 @@ async fn pipelined_requests_report_queue_time_behind_a_slow_one() {
         let slow = spans
             .iter()
             .rev()
-            .find(|s| s.field("db.operation.name") == Some("execute"))
+            .find(|s| s.field("pgpipe.operation") == Some("execute"))
             .unwrap_or_else(|| panic!("no execute span in {spans:#?}"));
         // The sleep happened on the server, after the write.
         assert!(
@@ -229,7 +262,7 @@ async fn pipelined_requests_report_queue_time_behind_a_slow_one() {
         );
         let quick: Vec<&SpanData> = spans
             .iter()
-            .filter(|s| s.field("db.operation.name") == Some("query"))
+            .filter(|s| s.field("pgpipe.operation") == Some("query"))
             .collect();
         assert_eq!(quick.len(), QUICK, "{spans:#?}");
         for span in quick {
@@ -286,6 +319,12 @@ async fn copy_portal_and_listen_spans() {
         assert_eq!(done.field("db.response.returned_rows"), Some("3"));
         assert_eq!(done.field("error.type"), None);
         assert_eq!(done.field("db.namespace"), Some(db.name()));
+        assert_eq!(done.field("db.operation.name"), Some("COPY"));
+        assert_eq!(
+            done.field("db.collection.name"),
+            None,
+            "never parsed from SQL"
+        );
 
         // A bad row: the span ends with the server's SQLSTATE.
         let mut copy = client
@@ -333,6 +372,9 @@ async fn copy_portal_and_listen_spans() {
         let typed = last(&recorder, "copy_in");
         assert!(typed.closed);
         assert_eq!(typed.field("db.response.returned_rows"), Some("1"));
+        // The typed API names its table.
+        assert_eq!(typed.field("db.collection.name"), Some("boxes"));
+        assert_eq!(typed.field("otel.name"), Some("COPY boxes"));
 
         // COPY OUT: open while read, closed with the server's row count.
         let mut out = client.copy_out("COPY boxes TO STDOUT").await.unwrap();
@@ -406,13 +448,13 @@ async fn copy_portal_and_listen_spans() {
         let before = recorder
             .spans(TARGET)
             .iter()
-            .filter(|s| s.field("db.operation.name") == Some("listen"))
+            .filter(|s| s.field("pgpipe.operation") == Some("listen"))
             .count();
         let _sub = listener.listen("spans_other").await.unwrap();
         let spans = recorder.spans(TARGET);
         let listens: Vec<_> = spans
             .iter()
-            .filter(|s| s.field("db.operation.name") == Some("listen"))
+            .filter(|s| s.field("pgpipe.operation") == Some("listen"))
             .collect();
         assert_eq!(listens.len(), before + 1, "{spans:#?}");
         assert!(listens[before].closed);

@@ -8,6 +8,7 @@ use crate::config::{Config, ProcessEnvironment, QueryMode, ResolvedConfig, Targe
 use crate::connect::open::{self, Opened};
 use crate::driver::{Connection, Shared};
 use crate::error::ErrorKind;
+use crate::observe::Target;
 use crate::session::Session;
 use crate::{Client, Error, SimpleQueryMessage};
 
@@ -188,7 +189,8 @@ fn start(config: &ResolvedConfig, opened: Opened) -> (Client, Connection) {
         opened.parameters,
         opened.cancel,
     ));
-    let _ = state.database.set(config.dbname.clone());
+    let target = Target::new(&config.dbname, &state.cancel.host, state.cancel.port);
+    let _ = state.target.set(Arc::new(target));
     let tls = opened.socket.is_tls();
     let connection = Connection::new(
         Box::new(opened.socket),

@@ -7,7 +7,7 @@ use super::copy_out::CopyOut;
 use super::typed::{
     describe_query, describe_target, forget_targets, BinaryCopyWriter, CopyOutRows,
 };
-use crate::observe::Op;
+use crate::observe::{Detail, Op};
 use crate::query::ConnRef;
 use crate::query::FromRow;
 use crate::Error;
@@ -19,6 +19,7 @@ async fn traced_copy<C, F>(
     client: &ConnRef,
     operation: &'static str,
     sql: Option<&str>,
+    detail: Detail<'_>,
     start: F,
     attach: impl FnOnce(&mut C, Op),
 ) -> Result<C, Error>
@@ -26,7 +27,7 @@ where
     F: std::future::Future<Output = Result<C, Error>>,
 {
     use tracing::Instrument;
-    let op = Op::start(operation, Some(client.shared()), sql);
+    let op = Op::start_with(operation, Some(client.shared()), sql, detail);
     match start.instrument(op.span().clone()).await {
         Ok(mut copy) => {
             attach(&mut copy, op);
@@ -40,13 +41,29 @@ impl ConnRef {
     /// What [`Client::copy_in`](crate::Client::copy_in) runs.
     pub(crate) async fn copy_in(&self, sql: &str) -> Result<CopyIn, Error> {
         let start = CopyIn::start(self, sql);
-        traced_copy(self, "copy_in", Some(sql), start, CopyIn::set_op).await
+        traced_copy(
+            self,
+            "copy_in",
+            Some(sql),
+            Detail::default(),
+            start,
+            CopyIn::set_op,
+        )
+        .await
     }
 
     /// What [`Client::copy_out`](crate::Client::copy_out) runs.
     pub(crate) async fn copy_out(&self, sql: &str) -> Result<CopyOut, Error> {
         let start = CopyOut::start(self, sql);
-        traced_copy(self, "copy_out", Some(sql), start, CopyOut::set_op).await
+        traced_copy(
+            self,
+            "copy_out",
+            Some(sql),
+            Detail::default(),
+            start,
+            CopyOut::set_op,
+        )
+        .await
     }
 
     /// What [`Client::copy_in_rows`](crate::Client::copy_in_rows) runs.
@@ -68,7 +85,20 @@ impl ConnRef {
             }
             started
         };
-        traced_copy(self, "copy_in", None, start, BinaryCopyWriter::set_op).await
+        // A COPY into one table names it: `db.collection.name`.
+        let detail = Detail {
+            collection: Some(table),
+            ..Detail::default()
+        };
+        traced_copy(
+            self,
+            "copy_in",
+            None,
+            detail,
+            start,
+            BinaryCopyWriter::set_op,
+        )
+        .await
     }
 
     /// What [`Client::copy_out_rows`](crate::Client::copy_out_rows) runs.
@@ -80,6 +110,14 @@ impl ConnRef {
             let columns = describe_query(self, query).await?;
             CopyOutRows::start(self, query, columns).await
         };
-        traced_copy(self, "copy_out", Some(query), start, CopyOutRows::set_op).await
+        traced_copy(
+            self,
+            "copy_out",
+            Some(query),
+            Detail::default(),
+            start,
+            CopyOutRows::set_op,
+        )
+        .await
     }
 }

@@ -5,8 +5,10 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-use metrics::{counter, gauge, histogram, Key, Label, Level, Metadata};
+use metrics::{counter, gauge, histogram, Key, Label, Level, Metadata, SharedString};
 
+use super::record::PoolSizes;
+use super::span::Labels;
 use crate::Error;
 
 const OPERATION_DURATION: &str = "db.client.operation.duration";
@@ -14,90 +16,45 @@ const OPERATION_DURATION: &str = "db.client.operation.duration";
 static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
 
-macro_rules! op_labels {
-    ($($op:literal),* $(,)?) => {
-        /// `db.system.name` and `db.operation.name` as a static label list.
-        fn static_labels(operation: &'static str) -> Option<&'static [Label]> {
-            $(
-                {
-                    static LABELS: [Label; 2] = [
-                        Label::from_static_parts("db.system.name", "postgresql"),
-                        Label::from_static_parts("db.operation.name", $op),
-                    ];
-                    if operation == $op {
-                        return Some(&LABELS);
-                    }
-                }
-            )*
-            None
-        }
-    };
-}
-
-op_labels!(
-    "query",
-    "execute",
-    "query_stream",
-    "batch",
-    "prepare",
-    "simple_query",
-    "commit",
-    "rollback",
-    "connect",
-    "pool.acquire",
-    "copy_in",
-    "copy_out",
-    "bind_portal",
-    "portal_fetch",
-    "listen",
-    "notify",
-);
-
-/// One operation ended.
-pub(crate) fn operation(
-    operation: &'static str,
-    summary: Option<&'static str>,
-    took: Duration,
-    error: Option<&Error>,
-) {
-    let seconds = took.as_secs_f64();
-    match (summary, error) {
-        // The common case without a label list built per call.
-        (None, None) => match static_labels(operation) {
-            Some(labels) => metrics::with_recorder(|r| {
-                let key = Key::from_static_parts(OPERATION_DURATION, labels);
-                r.register_histogram(&key, &METADATA).record(seconds)
-            }),
-            None => histogram!(
-                OPERATION_DURATION,
-                "db.system.name" => "postgresql",
-                "db.operation.name" => operation,
-            )
-            .record(seconds),
-        },
-        (Some(s), None) => histogram!(
-            "db.client.operation.duration",
-            "db.system.name" => "postgresql",
-            "db.operation.name" => operation,
-            "db.query.summary" => s,
-        )
-        .record(seconds),
-        (None, Some(e)) => histogram!(
-            "db.client.operation.duration",
-            "db.system.name" => "postgresql",
-            "db.operation.name" => operation,
-            "error.type" => super::error_type(e),
-        )
-        .record(seconds),
-        (Some(s), Some(e)) => histogram!(
-            "db.client.operation.duration",
-            "db.system.name" => "postgresql",
-            "db.operation.name" => operation,
-            "db.query.summary" => s,
-            "error.type" => super::error_type(e),
-        )
-        .record(seconds),
+/// One database call ended: `db.client.operation.duration` with the
+/// conventions' attributes as labels (what is known of the call).
+pub(crate) fn operation(labels: &Labels, took: Duration, error: Option<&Error>) {
+    let mut list = Vec::with_capacity(8);
+    list.push(Label::from_static_parts("db.system.name", "postgresql"));
+    if let Some(op) = labels.db_operation {
+        list.push(Label::from_static_parts("db.operation.name", op));
     }
+    if let Some(summary) = labels.summary {
+        list.push(Label::from_static_parts("db.query.summary", summary));
+    }
+    if let Some(collection) = &labels.collection {
+        list.push(Label::new("db.collection.name", collection.to_string()));
+    }
+    if let Some(t) = &labels.target {
+        list.push(Label::new(
+            "db.namespace",
+            SharedString::from(t.namespace.clone()),
+        ));
+        list.push(Label::new(
+            "server.address",
+            SharedString::from(t.address.clone()),
+        ));
+        list.push(Label::new("server.port", t.port.to_string()));
+    }
+    if let Some(e) = error {
+        if let Some(code) = e.code() {
+            list.push(Label::new(
+                "db.response.status_code",
+                code.code().to_owned(),
+            ));
+        }
+        list.push(Label::new("error.type", super::error_type(e)));
+    }
+    let key = Key::from_parts(OPERATION_DURATION, list);
+    metrics::with_recorder(|r| {
+        r.register_histogram(&key, &METADATA)
+            .record(took.as_secs_f64())
+    });
 }
 
 /// Per-query events are batched per thread so that a query pays for at
@@ -153,16 +110,20 @@ pub(crate) fn peak_buffered(bytes: usize) {
 }
 
 /// A pool's gauges, after a change.
-pub(crate) fn pool_gauges(pool: &str, idle: usize, used: usize, max: usize, pending: usize) {
+pub(crate) fn pool_gauges(pool: &str, sizes: PoolSizes) {
+    const POOL: &str = "db.client.connection.pool.name";
+    const STATE: &str = "db.client.connection.state";
     let name = pool.to_owned();
-    gauge!("db.client.connection.count", "db.client.connection.pool.name" => name.clone(), "db.client.connection.state" => "idle")
-        .set(idle as f64);
-    gauge!("db.client.connection.count", "db.client.connection.pool.name" => name.clone(), "db.client.connection.state" => "used")
-        .set(used as f64);
-    gauge!("db.client.connection.max", "db.client.connection.pool.name" => name.clone())
-        .set(max as f64);
-    gauge!("db.client.connection.pending_requests", "db.client.connection.pool.name" => name)
-        .set(pending as f64);
+    gauge!("db.client.connection.count", POOL => name.clone(), STATE => "idle")
+        .set(sizes.idle as f64);
+    gauge!("db.client.connection.count", POOL => name.clone(), STATE => "used")
+        .set(sizes.used as f64);
+    gauge!("db.client.connection.max", POOL => name.clone()).set(sizes.max as f64);
+    // Every connection of a pgpipe pool may sit idle: the idle maximum is
+    // the pool's maximum.
+    gauge!("db.client.connection.idle.max", POOL => name.clone()).set(sizes.max as f64);
+    gauge!("db.client.connection.idle.min", POOL => name.clone()).set(sizes.idle_min as f64);
+    gauge!("db.client.connection.pending_requests", POOL => name).set(sizes.pending as f64);
 }
 
 /// An acquire gave up waiting.

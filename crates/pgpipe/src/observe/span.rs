@@ -4,14 +4,15 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
 use tracing::field::Empty;
 use tracing::Span;
 
+use super::convention::{self, Target};
 use super::stamps::Stamped;
-use crate::config::Host;
 use crate::Error;
 
 /// The target every pgpipe operation span is recorded under.
@@ -34,31 +35,19 @@ pub(crate) fn summary() -> Option<&'static str> {
 }
 
 /// What a span reads of the connection an operation runs on (the session
-/// implements it). Read only when a subscriber records the span, or for
-/// the pipeline depth metric.
+/// implements it). Read only when a subscriber records the span, when
+/// metrics are on, or for the pipeline depth metric.
 pub(crate) trait ConnInfo {
-    /// The database name (`db.namespace`), once known.
-    fn database(&self) -> Option<&str>;
-    /// Where the connection goes (`server.address`).
-    fn host(&self) -> &Host;
-    /// `server.port`.
-    fn port(&self) -> u16;
+    /// `db.namespace`, `server.address` and `server.port`, once connected.
+    fn target(&self) -> Option<&Arc<Target>>;
     /// Requests in flight on the connection, this one included.
     fn in_flight(&self) -> usize;
 }
 
 /// Handles hold their session behind an `Arc`.
 impl<T: ConnInfo + ?Sized> ConnInfo for std::sync::Arc<T> {
-    fn database(&self) -> Option<&str> {
-        (**self).database()
-    }
-
-    fn host(&self) -> &Host {
-        (**self).host()
-    }
-
-    fn port(&self) -> u16 {
-        (**self).port()
+    fn target(&self) -> Option<&Arc<Target>> {
+        (**self).target()
     }
 
     fn in_flight(&self) -> usize {
@@ -66,68 +55,115 @@ impl<T: ConnInfo + ?Sized> ConnInfo for std::sync::Arc<T> {
     }
 }
 
+/// What an operation is, beyond its name: the table of a COPY into one
+/// (`db.collection.name`) and the statements of a batch
+/// (`db.operation.batch.size`).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Detail<'a> {
+    pub(crate) collection: Option<&'a str>,
+    pub(crate) batch_size: Option<usize>,
+}
+
 /// One operation: its span and, when someone records it, its start.
 pub(crate) struct Op {
     span: Span,
     /// Read only when the span is enabled or metrics are on.
     start: Option<Instant>,
-    #[cfg(feature = "metrics")]
-    operation: &'static str,
-    #[cfg(feature = "metrics")]
-    summary: Option<&'static str>,
+    #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+    labels: Option<Box<Labels>>,
+}
+
+/// What an operation's duration metric is labelled with, kept from its
+/// start to its end (boxed: an `Op` sits in every query's future).
+#[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+pub(crate) struct Labels {
+    pub(crate) db_operation: Option<&'static str>,
+    pub(crate) summary: Option<&'static str>,
+    pub(crate) collection: Option<Box<str>>,
+    pub(crate) target: Option<Arc<Target>>,
 }
 
 impl Op {
     /// Opens the span of `operation` on the connection `shared`;
     /// `sql` is recorded only when [`record_query_text`](super::record_query_text) is on.
-    ///
-    /// Every field known now is given to the span as it is created (the
-    /// macro evaluates them only when the span is enabled): one call into
-    /// the subscriber instead of one per field.
     #[inline]
     pub(crate) fn start(
         operation: &'static str,
         shared: Option<&dyn ConnInfo>,
         sql: Option<&str>,
     ) -> Op {
+        Op::start_with(operation, shared, sql, Detail::default())
+    }
+
+    /// [`start`](Self::start) with what else is known of the operation.
+    ///
+    /// Every field known now is given to the span as it is created (the
+    /// macro evaluates them only when the span is enabled): one call into
+    /// the subscriber instead of one per field, and the conventions ask
+    /// for the sampling-relevant ones at creation.
+    #[inline]
+    pub(crate) fn start_with(
+        operation: &'static str,
+        shared: Option<&dyn ConnInfo>,
+        sql: Option<&str>,
+        detail: Detail<'_>,
+    ) -> Op {
+        let db_operation = convention::db_operation_name(operation, detail.batch_size);
+        let target = shared.and_then(|s| s.target());
+        let database_call = convention::is_database_call(operation);
         let span = tracing::debug_span!(
             target: TARGET,
             "pgpipe.operation",
-            otel.name = summary().unwrap_or(operation),
-            otel.kind = "client",
+            otel.name = convention::span_name(
+                operation,
+                db_operation,
+                summary(),
+                detail.collection,
+                target.map(|t| &**t),
+            )
+            .as_ref(),
+            otel.kind = if database_call { "client" } else { "internal" },
+            otel.status_code = Empty,
             db.system.name = "postgresql",
-            db.namespace = shared.and_then(|s| s.database()),
-            db.operation.name = operation,
+            db.namespace = target.map(|t| &*t.namespace),
+            db.operation.name = db_operation,
+            db.collection.name = detail.collection,
+            db.operation.batch.size = convention::batch_size(detail.batch_size),
             db.query.summary = summary(),
             db.query.text = sql.filter(|_| super::query_text_enabled()),
-            server.address = shared.map(|s| tracing::field::display(Peer(s))),
-            server.port = shared.map(|s| s.port()),
+            server.address = target.map(|t| &*t.address),
+            server.port = target.map(|t| t.port),
             db.response.status_code = Empty,
             error.type = Empty,
             db.response.returned_rows = Empty,
+            pgpipe.operation = operation,
             pgpipe.queue_time_us = Empty,
             pgpipe.server_time_us = Empty,
             pgpipe.requests_ahead = Empty,
         );
         let enabled = !span.is_disabled();
-        let metrics = cfg!(feature = "metrics");
+        let metrics = cfg!(any(feature = "metrics", feature = "opentelemetry"));
         if !enabled && !metrics {
             return Op {
                 span,
                 start: None,
-                #[cfg(feature = "metrics")]
-                operation,
-                #[cfg(feature = "metrics")]
-                summary: None,
+                #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+                labels: None,
             };
         }
         Op {
             span,
             start: Some(Instant::now()),
-            #[cfg(feature = "metrics")]
-            operation,
-            #[cfg(feature = "metrics")]
-            summary: summary(),
+            // Only database calls go into `db.client.operation.duration`.
+            #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+            labels: database_call.then(|| {
+                Box::new(Labels {
+                    db_operation,
+                    summary: summary(),
+                    collection: detail.collection.map(Box::from),
+                    target: target.cloned(),
+                })
+            }),
         }
     }
 
@@ -137,10 +173,8 @@ impl Op {
         Op {
             span: Span::none(),
             start: None,
-            #[cfg(feature = "metrics")]
-            operation: "",
-            #[cfg(feature = "metrics")]
-            summary: None,
+            #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+            labels: None,
         }
     }
 
@@ -187,6 +221,10 @@ impl Op {
                     self.span.record("db.response.returned_rows", rows);
                 }
                 Err(e) => {
+                    // The span's status (tracing-opentelemetry reads
+                    // `otel.status_code`). No description: a server's
+                    // message may quote the offending value.
+                    self.span.record("otel.status_code", "ERROR");
                     if let Some(code) = e.code() {
                         self.span.record("db.response.status_code", code.code());
                     }
@@ -195,28 +233,13 @@ impl Op {
                 }
             }
         }
-        #[cfg(feature = "metrics")]
-        super::metrics::operation(
-            self.operation,
-            self.summary,
-            _start.elapsed(),
-            outcome.err(),
-        );
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+        if let Some(labels) = self.labels.take() {
+            super::record::operation(&labels, _start.elapsed(), outcome.err());
+        }
         // The operation is over: its span closes now, even if what holds
         // it (a drained stream, a finished COPY) lives on.
         self.span = Span::none();
-    }
-}
-
-/// `server.address` of a connection, written only if a subscriber asks.
-struct Peer<'a>(&'a dyn ConnInfo);
-
-impl std::fmt::Display for Peer<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0.host() {
-            Host::Tcp(host) => f.write_str(host),
-            Host::Unix(dir) => write!(f, "{}", dir.display()),
-        }
     }
 }
 
@@ -313,9 +336,26 @@ where
     F: Future<Output = Result<T, Error>>,
     R: FnOnce(&T) -> u64,
 {
+    traced_with(operation, shared, sql, Detail::default(), rows, f)
+}
+
+/// [`traced`] with what else is known of the operation.
+#[inline]
+pub(crate) fn traced_with<T, F, R>(
+    operation: &'static str,
+    shared: Option<&dyn ConnInfo>,
+    sql: Option<&str>,
+    detail: Detail<'_>,
+    rows: R,
+    f: F,
+) -> Traced<F, R>
+where
+    F: Future<Output = Result<T, Error>>,
+    R: FnOnce(&T) -> u64,
+{
     Traced {
         f,
-        ended: Some((Op::start(operation, shared, sql), rows)),
+        ended: Some((Op::start_with(operation, shared, sql, detail), rows)),
     }
 }
 

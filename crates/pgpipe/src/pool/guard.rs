@@ -44,7 +44,7 @@ pub struct PooledClient {
     /// flight when it is returned, and the pool checks it before reuse.
     touched: AtomicBool,
     /// When it was checked out (for `db.client.connection.use_time`).
-    #[cfg(feature = "metrics")]
+    #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
     checked_out: std::time::Instant,
 }
 
@@ -59,7 +59,7 @@ impl PooledClient {
             permit: Some(permit),
             pool,
             touched: AtomicBool::new(false),
-            #[cfg(feature = "metrics")]
+            #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
             checked_out: std::time::Instant::now(),
         }
     }
@@ -148,7 +148,7 @@ impl Drop for PooledClient {
             self.pool
                 .release(conn, permit, self.touched.load(Ordering::Relaxed));
         }
-        #[cfg(feature = "metrics")]
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
         super::metrics::returned(
             &self.pool.counters,
             self.pool.gauges(),

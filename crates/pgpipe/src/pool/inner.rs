@@ -59,11 +59,12 @@ impl PoolInner {
     }
 
     /// The sizes the metrics gauges report.
-    #[cfg(feature = "metrics")]
+    #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
     pub(crate) fn gauges(&self) -> super::metrics::Gauges {
         super::metrics::Gauges {
             idle: self.idle_count(),
             max_size: self.config.get_max_size(),
+            min_idle: self.config.get_min_idle(),
         }
     }
 
@@ -208,7 +209,7 @@ impl PoolInner {
         tokio::spawn(async move {
             let opening = Instant::now();
             let result = pool.connect.connect().await;
-            #[cfg(feature = "metrics")]
+            #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
             super::metrics::created(&pool.counters, opening.elapsed());
             let _ = opening;
             let sent = match result {

@@ -39,7 +39,7 @@ impl PoolInner {
             config,
             connect,
         });
-        #[cfg(feature = "metrics")]
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
         let _ = inner
             .counters
             .name
@@ -116,7 +116,7 @@ impl PoolInner {
             let opening = Instant::now();
             match tokio::time::timeout(limit, self.connect.connect()).await {
                 Ok(Ok(client)) => {
-                    #[cfg(feature = "metrics")]
+                    #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
                     super::metrics::created(&self.counters, opening.elapsed());
                     let _ = opening;
                     self.push_idle(Conn::new(client, &self.config, self.counters.clone()));

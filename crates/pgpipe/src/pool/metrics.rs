@@ -1,4 +1,5 @@
-//! The pool's OpenTelemetry metrics (feature `metrics`): gauges published
+//! The pool's OpenTelemetry metrics (features `metrics` and
+//! `opentelemetry`): connection counts published
 //! after each checkout and return, timings as they happen. Names are
 //! listed in `crate::observe`.
 
@@ -7,7 +8,7 @@ use std::time::Duration;
 
 use super::stats::Counters;
 use crate::config::{Config, Host};
-use crate::observe::metrics;
+use crate::observe::record::{self as metrics, PoolSizes};
 
 /// `db.client.connection.pool.name`: the pool's first `host:port/dbname`.
 pub(crate) fn pool_name(config: &Config) -> String {
@@ -26,17 +27,25 @@ pub(crate) fn pool_name(config: &Config) -> String {
 pub(crate) struct Gauges {
     pub(crate) idle: usize,
     pub(crate) max_size: usize,
+    pub(crate) min_idle: usize,
 }
 
 fn name(counters: &Counters) -> &str {
     counters.name.get().map_or("", String::as_str)
 }
 
-/// Publishes the connection-count gauges.
+/// Publishes the connection counts and the pool's bounds.
 fn publish(counters: &Counters, gauges: Gauges) {
     let used = counters.in_use.load(Ordering::Relaxed);
     let pending = counters.waiters.load(Ordering::Relaxed);
-    metrics::pool_gauges(name(counters), gauges.idle, used, gauges.max_size, pending);
+    let sizes = PoolSizes {
+        idle: gauges.idle,
+        used,
+        pending,
+        max: gauges.max_size,
+        idle_min: gauges.min_idle,
+    };
+    metrics::pool_sizes(name(counters), sizes, &counters.series);
 }
 
 /// An acquire ended: how long it waited, or whether it timed out.

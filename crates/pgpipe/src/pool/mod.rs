@@ -91,7 +91,7 @@ mod guard;
 mod inner;
 mod lane;
 mod maintenance;
-#[cfg(feature = "metrics")]
+#[cfg(any(feature = "metrics", feature = "opentelemetry"))]
 mod metrics;
 #[allow(clippy::module_inception)]
 mod pool;

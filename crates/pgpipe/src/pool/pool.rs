@@ -178,7 +178,7 @@ impl Pool {
         {
             Ok((conn, permit)) => {
                 self.inner.counters.acquired(start.elapsed());
-                #[cfg(feature = "metrics")]
+                #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
                 super::metrics::acquired(
                     &self.inner.counters,
                     self.inner.gauges(),
@@ -189,7 +189,7 @@ impl Pool {
             }
             Err(e) => {
                 self.inner.counters.acquire_failed();
-                #[cfg(feature = "metrics")]
+                #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
                 super::metrics::acquired(
                     &self.inner.counters,
                     self.inner.gauges(),

@@ -141,8 +141,14 @@ pub(crate) struct Counters {
     acquire_failures: AtomicU64,
     acquire_time: [AtomicU64; ACQUIRE_BUCKETS],
     /// The pool's name in metrics (`host:port/dbname`), set at start.
-    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    #[cfg_attr(
+        not(any(feature = "metrics", feature = "opentelemetry")),
+        allow(dead_code)
+    )]
     pub(crate) name: std::sync::OnceLock<String>,
+    /// What the pool last reported to OpenTelemetry.
+    #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+    pub(crate) series: crate::observe::record::PoolSeries,
 }
 
 impl Counters {
@@ -159,6 +165,8 @@ impl Counters {
             acquire_failures: AtomicU64::new(0),
             acquire_time: std::array::from_fn(|_| AtomicU64::new(0)),
             name: std::sync::OnceLock::new(),
+            #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+            series: Default::default(),
         }
     }
 

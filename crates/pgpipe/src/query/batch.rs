@@ -292,10 +292,15 @@ impl<'a> Batch<'a> {
         let shared = session.conn().shared().clone();
         let rows =
             |r: &Vec<Result<BatchResult, Error>>| r.iter().flatten().map(|b| b.rows_affected).sum();
-        crate::observe::traced(
+        let detail = crate::observe::Detail {
+            batch_size: Some(self.items.len()),
+            ..Default::default()
+        };
+        crate::observe::traced_with(
             "batch",
             Some(&shared),
             None,
+            detail,
             rows,
             self.run_untraced(session.conn()),
         )
@@ -346,10 +351,15 @@ impl<'a> Batch<'a> {
         let session = self.session().await?;
         let shared = session.conn().shared().clone();
         let rows = |r: &Vec<BatchResult>| r.iter().map(|b| b.rows_affected).sum();
-        crate::observe::traced(
+        let detail = crate::observe::Detail {
+            batch_size: Some(self.items.len()),
+            ..Default::default()
+        };
+        crate::observe::traced_with(
             "batch",
             Some(&shared),
             None,
+            detail,
             rows,
             self.run_atomic_untraced(session.conn()),
         )

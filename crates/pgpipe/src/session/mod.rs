@@ -15,11 +15,10 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use pgpipe_proto::backend::Notification;
 
-use crate::config::Host;
 use crate::connect::CancelToken;
 use crate::driver::{Events, Shared};
 use crate::error::{DbError, ErrorKind};
-use crate::observe::ConnInfo;
+use crate::observe::{ConnInfo, Target};
 use crate::types::column::Column;
 use crate::types::TypeRegistry;
 
@@ -36,8 +35,9 @@ pub(crate) struct Session {
     pub(crate) notice_handler: RwLock<Option<NoticeHandler>>,
     /// User-defined types looked up on this connection.
     pub(crate) types: TypeRegistry,
-    /// The database name, for spans (`db.namespace`); set once at connect.
-    pub(crate) database: OnceLock<String>,
+    /// `db.namespace`, `server.address` and `server.port` of its
+    /// operations; set once at connect.
+    pub(crate) target: OnceLock<Arc<Target>>,
     /// Where notifications (LISTEN/NOTIFY) arriving on this connection go,
     /// and how many were dropped because nobody asked for them.
     pub(crate) notifications: NotificationRoute,
@@ -59,7 +59,7 @@ impl Session {
             parameters: RwLock::new(parameters),
             notice_handler: RwLock::new(None),
             types: TypeRegistry::default(),
-            database: OnceLock::new(),
+            target: OnceLock::new(),
             notifications: NotificationRoute::default(),
             copy_targets: Mutex::default(),
         }
@@ -84,16 +84,8 @@ impl Deref for Session {
 }
 
 impl ConnInfo for Session {
-    fn database(&self) -> Option<&str> {
-        self.database.get().map(String::as_str)
-    }
-
-    fn host(&self) -> &Host {
-        &self.cancel.host
-    }
-
-    fn port(&self) -> u16 {
-        self.cancel.port
+    fn target(&self) -> Option<&Arc<Target>> {
+        self.target.get()
     }
 
     fn in_flight(&self) -> usize {
