@@ -26,6 +26,8 @@ mod array;
 mod bit;
 mod bool;
 mod bytea;
+#[cfg(feature = "postgres-types")]
+pub mod compat;
 mod composite;
 mod cursor;
 pub mod datetime;

@@ -39,6 +39,13 @@ pub trait Params {
     /// The type each parameter declares.
     fn type_refs(&self) -> Vec<TypeRef>;
 
+    /// Whether any value needs the statement's parameter types before it
+    /// can be encoded (see [`Encode::needs_server_type`]). The default,
+    /// `false`, is right for lists of pgpipe's own types.
+    fn needs_server_types(&self) -> bool {
+        false
+    }
+
     /// Checks each value against a prepared statement's parameter types.
     /// On a mismatch returns `(index, Rust type name)`.
     fn check_types(&self, types: &[Type]) -> Result<(), (usize, &'static str)>;
@@ -126,6 +133,9 @@ impl<P: Params + ?Sized> Params for &P {
     fn type_refs(&self) -> Vec<TypeRef> {
         (**self).type_refs()
     }
+    fn needs_server_types(&self) -> bool {
+        (**self).needs_server_types()
+    }
     fn encode(
         &self,
         types: Option<&[Type]>,
@@ -177,6 +187,9 @@ impl<E: Encode> Params for [E] {
     fn type_refs(&self) -> Vec<TypeRef> {
         self.iter().map(Encode::type_ref).collect()
     }
+    fn needs_server_types(&self) -> bool {
+        self.iter().any(Encode::needs_server_type)
+    }
     fn encode(
         &self,
         types: Option<&[Type]>,
@@ -201,6 +214,9 @@ macro_rules! forward_to_slice {
         }
         fn type_refs(&self) -> Vec<TypeRef> {
             self.as_slice().type_refs()
+        }
+        fn needs_server_types(&self) -> bool {
+            self.as_slice().needs_server_types()
         }
         fn encode(
             &self,
@@ -262,6 +278,9 @@ macro_rules! tuple_params {
             }
             fn type_refs(&self) -> Vec<TypeRef> {
                 vec![$(self.$idx.type_ref()),*]
+            }
+            fn needs_server_types(&self) -> bool {
+                false $(|| self.$idx.needs_server_type())*
             }
             #[allow(unused_variables)]
             fn encode(

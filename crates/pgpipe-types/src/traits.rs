@@ -104,6 +104,18 @@ pub trait Encode {
         std::any::type_name::<Self>()
     }
 
+    /// Whether this value can only be encoded for the type the server
+    /// inferred for its parameter: values that declare no type of their own
+    /// ([`TypeRef::Oid(0)`](TypeRef::Oid)) and cannot write their bytes
+    /// without knowing it, such as `postgres_types::ToSql` values (see the
+    /// `compat` module, feature `postgres-types`). The client then learns
+    /// the statement's parameter types before encoding: from its statement
+    /// cache, or with one Describe round trip the first time. The default,
+    /// `false`, keeps pgpipe's one-round-trip path.
+    fn needs_server_type(&self) -> bool {
+        false
+    }
+
     /// Writes this value as one parameter (or binary COPY field) of type
     /// `ty`: its length prefix and [`encode`](Encode::encode)'s bytes. Types
     /// whose size is known before encoding override it to write the length
@@ -169,6 +181,9 @@ macro_rules! forward_encode {
             }
             fn rust_type(&self) -> &'static str {
                 (**self).rust_type()
+            }
+            fn needs_server_type(&self) -> bool {
+                (**self).needs_server_type()
             }
             #[inline]
             fn write_to(&self, ty: &Type, writer: &mut ParamWriter<'_>) -> Result<(), EncodeError> {

@@ -23,6 +23,8 @@
 
 mod client;
 pub mod cluster;
+#[cfg(feature = "postgres-types")]
+pub mod compat;
 pub mod config;
 mod connect;
 mod copy;

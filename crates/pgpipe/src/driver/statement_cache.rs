@@ -1,5 +1,6 @@
 //! The per-connection statement cache: SQL text + parameter types -> a named
-//! server-side statement and its result columns.
+//! server-side statement, its result columns and, once a query needed them,
+//! the parameter types the server inferred.
 //!
 //! Bounded LRU. Eviction is O(n) over at most `capacity` entries, which only
 //! happens when a new statement arrives at a full cache; lookups, the hot
@@ -10,7 +11,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
-use pgpipe_types::Oid;
+use pgpipe_types::{Oid, Type};
 
 use crate::types::column::Column;
 
@@ -51,6 +52,10 @@ struct Entry {
     name: Arc<str>,
     /// Known once the first execution's RowDescription came back.
     columns: Option<Arc<[Column]>>,
+    /// The parameter types the server inferred, kept once a query whose
+    /// values need them (`Encode::needs_server_type`) has learnt them, so
+    /// the next one skips the Describe round trip.
+    params: Option<Arc<[Type]>>,
     last_used: u64,
 }
 
@@ -121,6 +126,7 @@ impl StatementCache {
                 oids: oids.into(),
                 name,
                 columns: None,
+                params: None,
                 last_used: self.tick,
             });
         self.len += 1;
@@ -135,6 +141,32 @@ impl StatementCache {
             .find(|e| &*e.name == name)
         {
             e.columns.get_or_insert_with(|| columns.clone());
+        }
+    }
+
+    /// The parameter types kept for this SQL text and declared types (see
+    /// [`set_param_types`](Self::set_param_types)). Not counted as a
+    /// lookup: the query that asks then runs through [`get`](Self::get).
+    pub(crate) fn param_types(&self, sql: &str, oids: &[Oid]) -> Option<Arc<[Type]>> {
+        self.by_hash
+            .get(&key_hash(sql, oids))?
+            .iter()
+            .find(|e| &*e.sql == sql && &*e.oids == oids)?
+            .params
+            .clone()
+    }
+
+    /// Keeps the parameter types the server inferred for the statement of
+    /// this SQL text and declared types, if the cache holds it (its entry
+    /// was made by the query that learnt them; one that failed to parse is
+    /// gone, and then there is nothing to keep).
+    pub(crate) fn set_param_types(&mut self, sql: &str, oids: &[Oid], types: &Arc<[Type]>) {
+        if let Some(e) = self
+            .by_hash
+            .get_mut(&key_hash(sql, oids))
+            .and_then(|b| b.iter_mut().find(|e| &*e.sql == sql && &*e.oids == oids))
+        {
+            e.params.get_or_insert_with(|| types.clone());
         }
     }
 
@@ -202,5 +234,27 @@ mod tests {
         assert!(c.get("q", &[]).unwrap().columns.is_none());
         c.set_columns("s1", &Arc::from(Vec::new()));
         assert!(c.get("q", &[]).unwrap().columns.is_some());
+    }
+
+    #[test]
+    fn parameter_types_live_and_die_with_their_entry() {
+        let mut c = StatementCache::new(1);
+        let types: Arc<[Type]> = Arc::from(vec![Type::TEXT]);
+        // Nothing to keep them on yet.
+        c.set_param_types("q", &[0], &types);
+        assert!(c.param_types("q", &[0]).is_none());
+        c.insert("q", &[0], "s1".into());
+        assert!(c.param_types("q", &[0]).is_none());
+        c.set_param_types("q", &[0], &types);
+        assert_eq!(c.param_types("q", &[0]).as_deref(), Some(&[Type::TEXT][..]));
+        assert!(
+            c.param_types("q", &[25]).is_none(),
+            "declared types are part of the key"
+        );
+        // Evicted: the next statement of that text is parsed anew.
+        c.insert("r", &[], "s2".into());
+        assert!(c.param_types("q", &[0]).is_none());
+        c.insert("q", &[0], "s3".into());
+        assert!(c.param_types("q", &[0]).is_none());
     }
 }

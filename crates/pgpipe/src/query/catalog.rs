@@ -88,6 +88,9 @@ impl<P: Params + ?Sized> Params for Resolved<'_, P> {
     fn has_named_types(&self) -> bool {
         false
     }
+    fn needs_server_types(&self) -> bool {
+        self.params.needs_server_types()
+    }
     fn type_refs(&self) -> Vec<TypeRef> {
         self.types
             .oids

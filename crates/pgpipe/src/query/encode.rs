@@ -326,14 +326,18 @@ pub(crate) fn check_prepared<P: Params + ?Sized>(
             ),
         ));
     }
-    params.check_types(stmt.params()).map_err(|(i, rust)| {
-        Error::new(
-            ErrorKind::Encode,
-            format!(
-                "parameter ${}: Rust type {rust} cannot be sent as PostgreSQL type {}",
-                i + 1,
-                stmt.params()[i]
-            ),
-        )
-    })
+    params
+        .check_types(stmt.params())
+        .map_err(|(i, rust)| param_type_error(i, rust, &stmt.params()[i]))
+}
+
+/// A parameter value refused by the type the statement has for it.
+pub(crate) fn param_type_error(index: usize, rust: &str, ty: &Type) -> Error {
+    Error::new(
+        ErrorKind::Encode,
+        format!(
+            "parameter ${}: Rust type {rust} cannot be sent as PostgreSQL type {ty}",
+            index + 1
+        ),
+    )
 }

@@ -6,7 +6,7 @@ use pgpipe_types::Params;
 use tracing::Instrument;
 
 use super::conn::ConnRef;
-use super::{send_query, Batch, FromRow, Row, RowStream, ToStatement};
+use super::{send_query, Batch, FromRow, Row, RowStream, StatementRef, ToStatement};
 use crate::driver::NO_SESSION;
 use crate::error::ErrorKind;
 use crate::observe;
@@ -140,6 +140,14 @@ impl ConnRef {
         let st = statement.to_statement();
         let op = observe::Op::start("query_stream", Some(self.shared()), sql_of(&st));
         let sent = async {
+            if let (StatementRef::Sql(sql), true) = (st, params.needs_server_types()) {
+                let described = Box::pin(self.describe_params(sql, &params)).await?;
+                let permit = self.shared().permit().await?;
+                let sent = send_query(self.shared(), self.session, permit, st, &described);
+                // The statement is in the cache now (a failed parse takes it out).
+                described.remember(self, sql);
+                return sent;
+            }
             let permit = self.shared().permit().await?;
             send_query(self.shared(), self.session, permit, st, &params)
         };

@@ -21,6 +21,7 @@ mod response;
 mod row;
 mod row_batch;
 mod run;
+mod server_types;
 mod simple_query;
 mod statement;
 mod stream;
@@ -32,8 +33,8 @@ pub use builder::{BuiltQuery, Ident, QueryBuilder, Separated, MAX_PARAMS};
 pub(crate) use conn::ConnRef;
 pub(crate) use delegate::delegate_queries;
 pub(crate) use encode::{
-    bind_to, check_prepared, encode_error, encode_statement, send_query, send_query_with, sql_of,
-    Plan,
+    bind_to, check_prepared, encode_error, encode_statement, param_type_error, send_query,
+    send_query_with, sql_of, Plan,
 };
 pub use encode::{StatementRef, ToStatement};
 pub use from_row::FromRow;

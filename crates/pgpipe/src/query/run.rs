@@ -82,10 +82,10 @@ impl ConnRef {
                     params,
                     types: &types,
                 };
-                self.run_resolved(statement, &resolved, describe, &mut on_row)
+                self.run_typed(statement, &resolved, describe, &mut on_row)
                     .await
             } else {
-                self.run_resolved(statement, params, describe, &mut on_row)
+                self.run_typed(statement, params, describe, &mut on_row)
                     .await
             };
             match &ran {
@@ -109,6 +109,41 @@ impl ConnRef {
             }
             return ran;
         }
+    }
+
+    /// [`run_resolved`](Self::run_resolved), after learning the server's
+    /// parameter types when a value needs them to be encoded (see
+    /// `server_types`); a prepared statement carries its own.
+    async fn run_typed<P: Params + ?Sized>(
+        &self,
+        statement: StatementRef<'_>,
+        params: &P,
+        describe: bool,
+        on_row: impl FnMut(Row),
+    ) -> Result<Ran, Error> {
+        match statement {
+            StatementRef::Sql(sql) if params.needs_server_types() => {
+                // Boxed: a cold path for pgpipe's own types, kept out of
+                // every query's future.
+                Box::pin(self.run_described(sql, params, describe, on_row)).await
+            }
+            _ => self.run_resolved(statement, params, describe, on_row).await,
+        }
+    }
+
+    async fn run_described<P: Params + ?Sized>(
+        &self,
+        sql: &str,
+        params: &P,
+        describe: bool,
+        on_row: impl FnMut(Row),
+    ) -> Result<Ran, Error> {
+        let described = self.describe_params(sql, params).await?;
+        let ran = self
+            .run_resolved(StatementRef::Sql(sql), &described, describe, on_row)
+            .await;
+        described.remember(self, sql);
+        ran
     }
 
     async fn run_resolved<P: Params + ?Sized>(
