@@ -190,6 +190,21 @@ async fn custom_types_round_trip_as_parameters_and_columns() {
             seen.push(row.unwrap().get::<PgType<Mood>, _>(0).0);
         }
         assert_eq!(seen, [Mood::Sad]);
+        client.batch_execute("BEGIN").await.unwrap();
+        let mut portal = client
+            .bind_portal(
+                "SELECT id FROM person WHERE mood = $1",
+                (PgType(Mood::Sad),),
+            )
+            .await
+            .unwrap();
+        let rows = portal.fetch(10).await.unwrap();
+        assert_eq!(
+            rows.iter().map(|r| r.get::<i64, _>(0)).collect::<Vec<_>>(),
+            [1]
+        );
+        drop(portal);
+        client.batch_execute("COMMIT").await.unwrap();
     })
     .await;
 }

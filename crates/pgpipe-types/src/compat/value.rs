@@ -86,9 +86,8 @@ pub(super) fn accepted(
 /// handed to a path that sends without learning the statement's types.
 pub(super) fn type_unknown(rust_type: &str) -> BoxError {
     format!(
-        "{rust_type} (postgres_types::ToSql) needs the parameter's type from the server: \
-         run it through a query method or a prepared statement (batches, portals and COPY \
-         do not learn parameter types)"
+        "{rust_type} (postgres_types::ToSql) needs the parameter's type from the server, \
+         which this path does not ask for (a batch's SQL text): use a prepared statement"
     )
     .into()
 }

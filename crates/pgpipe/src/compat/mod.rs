@@ -92,9 +92,11 @@
 //! domain is looked through to its base type when the impl refuses the
 //! domain itself.
 //!
-//! Batches, portals and binary COPY do not learn parameter types: a
-//! `ToSql` value there fails with an error saying so; prepare the statement
-//! first to use one there.
+//! Query methods, `query_stream`, `bind_portal` and prepared statements
+//! learn the types; binary COPY checks against the table's columns. A
+//! [`Batch`](crate::Batch) sends its statements without asking: a `ToSql`
+//! value in a batch's SQL text fails with an error saying so; add a
+//! prepared statement to the batch instead.
 //!
 //! NULL: send `PgType(None::<T>)`; read `Option<PgType<T>>` or
 //! `PgType<Option<T>>`.

@@ -78,6 +78,23 @@ impl ConnRef {
             }
             StatementRef::Prepared(_) => {}
         }
+        match statement {
+            StatementRef::Sql(sql) if params.needs_server_types() => {
+                // Values written for tokio-postgres: the server's parameter
+                // types first (see `server_types`).
+                let described = Box::pin(self.describe_params(sql, &params)).await?;
+                self.bind_portal_with(statement, &described).await
+            }
+            _ => self.bind_portal_with(statement, &params).await,
+        }
+    }
+
+    async fn bind_portal_with<P: Params + ?Sized>(
+        &self,
+        statement: StatementRef<'_>,
+        params: &P,
+    ) -> Result<Portal, Error> {
+        let shared = self.shared();
         let name = shared.next_portal_name();
         let mut responses = shared
             .send(self.session(), Request::Statement, |enc, buf| {
@@ -94,7 +111,7 @@ impl ConnRef {
                         Some(&stmt.shared_columns()[..]),
                     ),
                 };
-                bind_to(enc, &name, from, &params, types, columns, buf)?;
+                bind_to(enc, &name, from, params, types, columns, buf)?;
                 enc.describe(Target::Portal, &name, buf)
                     .map_err(encode_error)?;
                 frontend::sync(buf);
