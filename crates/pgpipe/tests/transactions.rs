@@ -589,3 +589,81 @@ async fn a_hand_written_begin_on_a_plain_client_keeps_working() {
     })
     .await
 }
+
+/// A table whose inserts make COMMIT wait for advisory lock 42 (a
+/// deferred constraint trigger runs at COMMIT), so a test decides when
+/// COMMIT can finish.
+async fn commit_blocks_on_lock_42(observer: &Client) {
+    observer
+        .batch_execute(
+            "CREATE FUNCTION wait_for_42() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN PERFORM pg_advisory_xact_lock(42); RETURN NULL; END $$; \
+             CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON items \
+             DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION wait_for_42()",
+        )
+        .await
+        .unwrap();
+    observer
+        .query_one("SELECT pg_advisory_lock(42)", ())
+        .await
+        .unwrap();
+}
+
+/// COMMIT is bounded by `query_timeout`: one held up at commit time
+/// returns "outcome unknown" and closes the connection (a pool discards
+/// it and the next checkout gets a fresh one); the transaction really may
+/// have been committed, as the server shows once the lock is released.
+#[tokio::test]
+async fn a_commit_past_the_query_timeout_has_an_unknown_outcome_and_closes_the_connection() {
+    bounded(async {
+        let db = database("tx_commit_timeout");
+        let observer = setup(&db).await;
+        commit_blocks_on_lock_42(&observer).await;
+        let url = format!("{}?query_timeout=2000", db.url(AuthRole::Trust));
+
+        let mut client = pgpipe::connect(&url).await.unwrap();
+        let tx = client.transaction().await.unwrap();
+        tx.execute("INSERT INTO items VALUES (1, 'client')", ())
+            .await
+            .unwrap();
+        let e = tx.commit().await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::OutcomeUnknown, "{e}");
+        assert!(e.is_outcome_unknown());
+        assert!(e.to_string().contains("query timeout"), "{e}");
+        assert!(client.is_closed());
+        assert_eq!(
+            client.query_one("SELECT 1", ()).await.unwrap_err().kind(),
+            ErrorKind::Closed
+        );
+
+        let pool = Pool::connect(&format!("{url}&pool_max_size=1"))
+            .await
+            .unwrap();
+        let tx = pool.transaction().await.unwrap();
+        let pid = tx.backend_pid();
+        tx.execute("INSERT INTO items VALUES (2, 'pool')", ())
+            .await
+            .unwrap();
+        let e = tx.commit().await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::OutcomeUnknown, "{e}");
+        assert_eq!(pool.stats().closed_broken, 1);
+        // The only slot is free again, on a new connection.
+        let guard = pool.get().await.unwrap();
+        assert_ne!(guard.backend_pid(), pid);
+        guard.query_one("SELECT 1", ()).await.unwrap();
+        drop(guard);
+
+        // Both COMMITs were still waiting on the server: released, they
+        // complete although nobody hears it. "Unknown" was the only
+        // honest answer.
+        observer
+            .query_one("SELECT pg_advisory_unlock(42)", ())
+            .await
+            .unwrap();
+        eventually("both timed-out commits completed on the server", || async {
+            count(&observer).await == 2
+        })
+        .await;
+    })
+    .await
+}

@@ -67,8 +67,10 @@ pub enum ErrorKind {
     /// COMMIT was answered with `ROLLBACK`: the transaction had failed, and
     /// nothing of it was committed.
     RolledBack,
-    /// The connection was lost while COMMIT was in flight: the transaction
-    /// may or may not have been committed. Never retry blindly; check.
+    /// The connection was lost while COMMIT was in flight, or COMMIT got no
+    /// answer within the query timeout (and the connection was closed): the
+    /// transaction may or may not have been committed. Never retry
+    /// blindly; check.
     OutcomeUnknown,
     /// A cluster (`pgpipe::cluster::Cluster`) could not route a request: a
     /// shard id it does not know, a key its shard map does not cover or

@@ -2,6 +2,8 @@
 //! ROLLBACK TO, COMMIT and ROLLBACK, each through the extended protocol on
 //! the unnamed statement (so a pending BEGIN can travel in front of it).
 
+use std::time::Duration;
+
 use bytes::{Bytes, BytesMut};
 use pgpipe_proto::backend::{tag, CommandComplete, Message};
 use pgpipe_proto::frontend::{self, Encoder};
@@ -10,6 +12,7 @@ use super::encode_error;
 use super::ConnRef;
 use super::{Event, Reply};
 use crate::driver::{Request, Responses};
+use crate::error::ErrorKind;
 use crate::session::Session;
 use crate::Error;
 
@@ -57,11 +60,16 @@ pub(crate) enum Ended {
 
 /// Reads a control response to its ReadyForQuery: the server's error, a
 /// protocol error, or how it ended (the first statement's tag decides).
+///
+/// Bounded by `limit` (the handle's query timeout): a COMMIT held up by a
+/// commit-time trigger or a stalled server would otherwise wait forever.
+/// On expiry the connection is closed (see [`read_control_value`]).
 pub(crate) async fn read_control(
     shared: &Session,
     responses: &mut Responses,
+    limit: Option<Duration>,
 ) -> Result<Ended, Error> {
-    read_control_value(shared, responses)
+    read_control_value(shared, responses, limit)
         .await
         .map(|(ended, _)| ended)
 }
@@ -69,7 +77,45 @@ pub(crate) async fn read_control(
 /// [`read_control`], also returning the first column of the first row a
 /// statement returned (in text: control statements bind no formats), for a
 /// COMMIT followed by a `SELECT` under the same Sync.
+///
+/// When `limit` expires first, the statements' effect is unknown and the
+/// connection's state with it: the connection is closed (never handed out
+/// again by a pool) and the error is [`ErrorKind::Timeout`]; the caller
+/// says what that means for its statement (see [`expired`]).
 pub(crate) async fn read_control_value(
+    shared: &Session,
+    responses: &mut Responses,
+    limit: Option<Duration>,
+) -> Result<(Ended, Option<Bytes>), Error> {
+    let Some(limit) = limit else {
+        return read_unbounded(shared, responses).await;
+    };
+    match tokio::time::timeout(limit, read_unbounded(shared, responses)).await {
+        Ok(read) => read,
+        Err(_) => {
+            shared.abort(Error::new(
+                ErrorKind::Closed,
+                format!(
+                    "a transaction control statement got no answer within the query timeout \
+                     ({limit:?}); the connection was closed"
+                ),
+            ));
+            Err(Error::new(
+                ErrorKind::Timeout,
+                format!(
+                    "no answer within the query timeout ({limit:?}); the connection was closed"
+                ),
+            ))
+        }
+    }
+}
+
+/// Whether `e` is [`read_control_value`]'s expiry (its only timeout).
+pub(crate) fn expired(e: &Error) -> bool {
+    e.kind() == ErrorKind::Timeout
+}
+
+async fn read_unbounded(
     shared: &Session,
     responses: &mut Responses,
 ) -> Result<(Ended, Option<Bytes>), Error> {

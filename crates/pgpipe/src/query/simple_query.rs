@@ -200,6 +200,8 @@ impl ConnRef {
             return Ok(());
         }
         let mut responses = send_control(self, &[]).await?;
-        read_control(self.shared(), &mut responses).await.map(drop)
+        read_control(self.shared(), &mut responses, self.timeout())
+            .await
+            .map(drop)
     }
 }

@@ -13,7 +13,7 @@ use crate::Error;
 
 use super::builder::already_in_transaction;
 use crate::query::control::{
-    encode_control, read_control, read_control_value, send_control, Ended,
+    encode_control, expired, read_control, read_control_value, send_control, Ended,
 };
 
 /// An open transaction, or a savepoint inside one (a nested
@@ -52,9 +52,17 @@ use crate::query::control::{
 ///   [`commit`](Self::commit) of a failed transaction returns
 ///   [`ErrorKind::RolledBack`].
 /// - **Unknown outcome**: if the connection is lost while COMMIT is in
-///   flight, `commit` returns [`ErrorKind::OutcomeUnknown`]
-///   ([`Error::is_outcome_unknown`]): the transaction may or may not have
-///   been committed.
+///   flight, or COMMIT gets no answer within the query timeout (a slow
+///   commit-time trigger, a stalled server), `commit` returns
+///   [`ErrorKind::OutcomeUnknown`] ([`Error::is_outcome_unknown`]): the
+///   transaction may or may not have been committed. On a timeout the
+///   connection is closed (a pool discards it).
+/// - **Bounded**: COMMIT, ROLLBACK and the savepoint statements wait at
+///   most the query timeout (`query_timeout`, or
+///   [`Client::with_timeout`](crate::Client::with_timeout)); a ROLLBACK or
+///   savepoint statement that runs out of it returns
+///   [`ErrorKind::Timeout`] and closes the connection, which ends the
+///   transaction on the server without committing it.
 ///
 /// ```no_run
 /// # async fn f(client: &mut pgpipe::Client) -> Result<(), pgpipe::Error> {
@@ -164,7 +172,7 @@ impl Transaction<'_> {
     pub async fn savepoint(&mut self, name: &str) -> Result<Transaction<'_>, Error> {
         let quoted = crate::sql::quote_ident("savepoint", name)?;
         let mut responses = send_control(&self.conn, &[&format!("SAVEPOINT {quoted}")]).await?;
-        read_control(self.conn.shared(), &mut responses).await?;
+        read_control(self.conn.shared(), &mut responses, self.conn.timeout()).await?;
         Ok(Transaction {
             conn: self.conn.clone(),
             savepoint: Some(quoted),
@@ -191,7 +199,9 @@ impl Transaction<'_> {
     /// - [`ErrorKind::Db`]: COMMIT itself failed (a deferred constraint, a
     ///   serialization failure); the transaction was rolled back.
     /// - [`ErrorKind::OutcomeUnknown`]: the connection was lost while
-    ///   COMMIT was in flight; it may or may not have been committed.
+    ///   COMMIT was in flight, or COMMIT got no answer within the query
+    ///   timeout (the connection is then closed); it may or may not have
+    ///   been committed.
     ///
     /// Cancel safe: once COMMIT is queued, dropping this future does not
     /// stop it; before that, the drop rolls the transaction back.
@@ -315,7 +325,8 @@ impl Transaction<'_> {
             Ok(SessionEnd::BeginFailed) => return Ok(None),
             Err(e) => return Err(e.context(format!("{sql} was not sent"))),
         };
-        match read_control_value(&shared, &mut responses).await {
+        let limit = self.conn.timeout();
+        match read_control_value(&shared, &mut responses, limit).await {
             Ok((Ended::Done, value)) => Ok(value),
             Ok((Ended::RolledBack, _)) if committing => Err(Error::new(
                 ErrorKind::RolledBack,
@@ -323,6 +334,23 @@ impl Transaction<'_> {
                  committed",
             )),
             Ok((Ended::RolledBack, _)) => Ok(None),
+            // The query timeout ran out first: COMMIT may still complete on
+            // the server (or may have, its answer in flight), and the
+            // connection is closed.
+            Err(e) if committing && expired(&e) => Err(Error::new(
+                ErrorKind::OutcomeUnknown,
+                format!(
+                    "COMMIT got no answer within the query timeout ({:?}): the transaction may \
+                     or may not have been committed; the connection was closed",
+                    limit.unwrap_or_default()
+                ),
+            )
+            .with_source(e)),
+            // Nothing was committed: the server rolls back what the closed
+            // connection left open.
+            Err(e) if expired(&e) => {
+                Err(e.context(format!("{sql}: the transaction was not committed")))
+            }
             // The connection ended while COMMIT was in flight: either the
             // transport broke, or the server sent a FATAL error (57P01 when
             // the backend is terminated) and closed it. Either way nobody
@@ -354,7 +382,9 @@ impl Transaction<'_> {
             |enc, buf, _| encode_control(enc, statements, buf),
         )?;
         self.finished = true;
-        read_control(&shared, &mut responses).await.map(drop)
+        read_control(&shared, &mut responses, self.conn.timeout())
+            .await
+            .map(drop)
     }
 }
 
