@@ -33,8 +33,9 @@ pub fn start() {
     COUNTERS.get_or_init(open_all);
 }
 
-/// Syscalls of [`COUNTED`] made since [`start`], by this process's threads
-/// and the children started after it; `None` if counting is unavailable.
+/// Socket reads and writes (every read/write syscall variant) made since
+/// [`start`], by this process's threads and the children started after it;
+/// `None` if counting is unavailable.
 pub fn total() -> Option<u64> {
     sum(COUNTERS.get()?.as_ref().ok()?)
 }

@@ -68,7 +68,8 @@ const NODES: usize = 3;
 /// before it is reinitialized.
 pub const REJOIN_GRACE: Duration = Duration::from_secs(60);
 
-/// etcd and three Patroni nodes (see the [module documentation](self)).
+/// etcd and three Patroni nodes on loopback, each running PostgreSQL with
+/// its links to the others going through fault proxies.
 pub struct PatroniCluster {
     // Dropped in this order after `Drop::drop` has stopped the processes:
     // the nodes (and their proxies), etcd, then the directory.
@@ -274,8 +275,9 @@ impl PatroniCluster {
         Ok(leader)
     }
 
-    /// Cuts the leader off: every link to and from it is black-holed (see
-    /// the [module documentation](self)). Returns its name;
+    /// Cuts the leader off: every link to and from it (its
+    /// clients, replicas streaming from it, the REST API, its own link to
+    /// etcd) is black-holed. Returns its name;
     /// [`heal`](PatroniCluster::heal) ends the partition.
     pub fn partition_primary(&self) -> Result<String, TestkitError> {
         let leader = self.current_leader()?;

@@ -97,7 +97,9 @@ struct State {
     writes: Arc<AtomicU64>,
 }
 
-/// A running fault proxy (see the [module documentation](self)).
+/// A running fault proxy: a loopback TCP relay in front of one upstream
+/// that delays, throttles, slices, holds, cuts or resets its traffic on
+/// command.
 pub struct FaultProxy {
     addr: SocketAddr,
     upstream: SocketAddr,

@@ -43,7 +43,7 @@ const SIGN_NINF: u16 = 0xF000;
 /// digits shown after the decimal point, so `1.50` stays `1.50`).
 ///
 /// [`Display`](fmt::Display) prints exactly PostgreSQL's text form, and
-/// [`FromStr`] parses what PostgreSQL's `numeric` input accepts (signs,
+/// [`FromStr`](std::str::FromStr) parses what PostgreSQL's `numeric` input accepts (signs,
 /// exponents, surrounding spaces, `NaN`, `Infinity`, `inf`, any case).
 ///
 /// Equality and ordering are numeric and follow PostgreSQL: `1.0 == 1.00`,
