@@ -7,11 +7,13 @@ pub use crate::workload::{PoolMode, Variant, Workload};
 
 use std::sync::Arc;
 
-use crate::drivers::batch::BatchSession;
-use crate::drivers::failing::FailingSession;
-use crate::drivers::pool::{Deadpool, PgpipePool, PooledOp};
-use crate::drivers::{self, coalesced, copy, ozo, techempower, DynOp, Op};
+use crate::drivers::pgpipe::pool::PgpipePool;
+use crate::drivers::tokio_postgres::deadpool::Deadpool;
+use crate::drivers::{self, coalesced, pgpipe, raw, sqlx, tokio_postgres, DynOp, Op};
 use crate::error::BenchError;
+use crate::families::ozo;
+use crate::families::pool::PooledOp;
+use crate::families::stream::{limit, Tally, STREAM_SQL};
 use crate::shape::{OzoCase, Shape};
 
 impl DriverKind {
@@ -146,40 +148,47 @@ pub async fn connect_sessions<C: Connected>(
             let tasks = variant.total_tasks();
             match driver {
                 D::Pgpipe => to.pooled(
-                    Arc::new(ozo::pgpipe::Conn::connect(url, case, n, expected).await?),
+                    Arc::new(pgpipe::ozo::Conn::connect(url, case, n, expected).await?),
                     tasks,
                 ),
                 D::TokioPostgres | D::DeadpoolPostgres => to.pooled(
-                    Arc::new(ozo::tokio_postgres::Conn::connect(url, case, n, expected).await?),
+                    Arc::new(tokio_postgres::ozo::Conn::connect(url, case, n, expected).await?),
                     tasks,
                 ),
                 _ => return Err(no("ozo")),
             }
         }
         Shape::Te(case) => match driver {
-            D::Pgpipe => one(to, techempower::pgpipe::Conn::connect(url, case).await?),
+            D::Pgpipe => one(to, pgpipe::techempower::Conn::connect(url, case).await?),
             D::TokioPostgres => one(
                 to,
-                techempower::tokio_postgres::Conn::connect(url, case).await?,
+                tokio_postgres::techempower::Conn::connect(url, case).await?,
             ),
-            D::Sqlx => one(to, techempower::sqlx::Conn::connect(url, case).await?),
+            D::Sqlx => one(to, sqlx::techempower::Conn::connect(url, case).await?),
             _ => return Err(no("techempower")),
         },
         Shape::Copy(case) => match driver {
-            D::Pgpipe => one(to, copy::pgpipe::Conn::connect(url, case).await?),
-            D::TokioPostgres => one(to, copy::tokio_postgres::Conn::connect(url, case).await?),
-            D::Sqlx => one(to, copy::sqlx::Conn::connect(url, case).await?),
-            D::Raw => one(to, copy::raw::Conn::connect(url, case).await?),
+            D::Pgpipe => one(to, pgpipe::copy::Conn::connect(url, case).await?),
+            D::TokioPostgres => one(to, tokio_postgres::copy::Conn::connect(url, case).await?),
+            D::Sqlx => one(to, sqlx::copy::Conn::connect(url, case).await?),
+            D::Raw => one(to, raw::copy::Conn::connect(url, case).await?),
             _ => return Err(no("copy")),
         },
-        Shape::Failing => {
-            let mut sessions = Vec::with_capacity(n);
-            for _ in 0..n {
-                sessions.push(Arc::new(FailingSession::connect(driver, url).await?));
+        Shape::Failing => match driver {
+            D::Pgpipe | D::PgpipeCoalesced => {
+                let coalesced = driver == D::PgpipeCoalesced;
+                each(to, n, || pgpipe::failing::Failing::connect(url, coalesced)).await?
             }
-            to.sessions(sessions)
-        }
-        Shape::Batch { size } => one(to, BatchSession::connect(driver, url, size).await?),
+            D::TokioPostgres => {
+                each(to, n, || tokio_postgres::failing::Failing::connect(url)).await?
+            }
+            _ => return Err(no("the failing pipeline")),
+        },
+        Shape::Batch { size } => match driver {
+            D::Pgpipe => one(to, pgpipe::batch::Batch::connect(url, size).await?),
+            D::TokioPostgres => one(to, tokio_postgres::batch::Batch::connect(url, size).await?),
+            _ => return Err(no("batch")),
+        },
         _ if workload == Workload::Pool && variant.pool != PoolMode::Dedicated => {
             connect_pooled(driver, url, variant, to).await?
         }
@@ -188,31 +197,22 @@ pub async fn connect_sessions<C: Connected>(
             match driver {
                 D::Pgpipe => {
                     let url = crate::tls::url(url);
-                    each(to, n, || {
-                        drivers::pgpipe::Conn::connect(&url, workload, streamed)
-                    })
-                    .await?
+                    each(to, n, || pgpipe::Conn::connect(&url, workload, streamed)).await?
                 }
                 D::PgpipeCoalesced => {
                     let url = coalesced(&crate::tls::url(url));
-                    each(to, n, || {
-                        drivers::pgpipe::Conn::connect(&url, workload, streamed)
-                    })
-                    .await?
+                    each(to, n, || pgpipe::Conn::connect(&url, workload, streamed)).await?
                 }
                 // Handles --tls itself (its URL parser knows no verify-full).
                 D::TokioPostgres => {
                     each(to, n, || {
-                        drivers::tokio_postgres::Conn::connect(url, workload, streamed)
+                        tokio_postgres::Conn::connect(url, workload, streamed)
                     })
                     .await?
                 }
                 D::Sqlx => {
                     let url = crate::tls::url(url);
-                    each(to, n, || {
-                        drivers::sqlx::Conn::connect(&url, workload, streamed)
-                    })
-                    .await?
+                    each(to, n, || sqlx::Conn::connect(&url, workload, streamed)).await?
                 }
                 D::XitcaPostgres => {
                     each(to, n, || drivers::xitca::Conn::connect(url, workload)).await?
@@ -347,4 +347,23 @@ pub async fn connect_boxed(
         .await?
         .pop()
         .ok_or_else(|| BenchError::new(format!("{driver}: no session")))
+}
+
+/// Streams `rows` rows with `driver` (connecting first) through its
+/// streaming API, checks them as they pass and returns how many there
+/// were (the `stream` workload's operation).
+pub async fn stream(driver: DriverKind, url: &str, rows: u64) -> Result<u64, BenchError> {
+    use DriverKind as D;
+    let n = limit(rows)?;
+    let mut tally = Tally::default();
+    let each = |g: i32, text: &str| tally.row(g, text);
+    match driver {
+        D::Pgpipe => pgpipe::stream::stream(url, STREAM_SQL, n, each).await?,
+        D::TokioPostgres => tokio_postgres::stream::stream(url, STREAM_SQL, n, each).await?,
+        D::Sqlx => sqlx::stream::stream(url, STREAM_SQL, n, each).await?,
+        D::XitcaPostgres => drivers::xitca::stream(url, STREAM_SQL, n, each).await?,
+        D::ZeroPostgres => drivers::zero::stream(url, STREAM_SQL, n, each).await?,
+        other => return Err(BenchError::new(format!("{other} has no stream adapter"))),
+    }
+    tally.finish(rows)
 }

@@ -14,6 +14,7 @@ pub mod cli;
 pub mod driver_kind;
 pub mod drivers;
 pub mod error;
+pub mod families;
 pub mod fixtures;
 pub mod histogram;
 pub mod http;

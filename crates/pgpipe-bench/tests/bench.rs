@@ -87,7 +87,9 @@ async fn session_drivers_return_correct_results() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pool_drivers_return_correct_results() {
     use pgpipe_bench::catalog::PoolMode;
-    use pgpipe_bench::drivers::pool::{Deadpool, PgpipePool, PooledOp};
+    use pgpipe_bench::drivers::pgpipe::pool::PgpipePool;
+    use pgpipe_bench::drivers::tokio_postgres::deadpool::Deadpool;
+    use pgpipe_bench::families::pool::PooledOp;
     let url = url();
     // Every pooled session of every pool variant, through the runner's path.
     let plan = Plan::from_args(&Args::default()).expect("plan");
@@ -392,14 +394,20 @@ async fn json_report_has_the_schema_fields_on(url: String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn batch_sessions_check_every_row_of_every_statement() {
-    use pgpipe_bench::drivers::batch::{nth_key, BatchSession};
-    use pgpipe_bench::drivers::Op;
+    use pgpipe_bench::drivers::{pgpipe, tokio_postgres, DynOp};
+    use pgpipe_bench::families::batch::nth_key;
     let url = url();
     for driver in [DriverKind::Pgpipe, DriverKind::TokioPostgres] {
         for size in [1, 16, 64] {
-            let session = BatchSession::connect(driver, &url, size)
-                .await
-                .unwrap_or_else(|e| panic!("{driver} {size}: {e}"));
+            let session: Box<dyn DynOp> = match driver {
+                DriverKind::Pgpipe => pgpipe::batch::Batch::connect(&url, size)
+                    .await
+                    .map(|s| Box::new(s) as Box<dyn DynOp>),
+                _ => tokio_postgres::batch::Batch::connect(&url, size)
+                    .await
+                    .map(|s| Box::new(s) as Box<dyn DynOp>),
+            }
+            .unwrap_or_else(|e| panic!("{driver} {size}: {e}"));
             assert_eq!(session.ops_per_call(), size as u64);
             // Keys that wrap around the end of the table.
             for key in [1, 9_990] {
@@ -478,18 +486,23 @@ async fn batch_workload_counts_one_operation_per_select() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failing_pipeline_checks_rows_and_errors_on_every_driver() {
-    use pgpipe_bench::drivers::failing::{fails, FailingSession};
+    use pgpipe_bench::drivers::{pgpipe, tokio_postgres, DynOp};
+    use pgpipe_bench::families::failing::fails;
     let url = url();
     for driver in [
         DriverKind::Pgpipe,
         DriverKind::PgpipeCoalesced,
         DriverKind::TokioPostgres,
     ] {
-        let session = Arc::new(
-            FailingSession::connect(driver, &url)
+        let session: Arc<dyn DynOp> = match driver {
+            DriverKind::TokioPostgres => tokio_postgres::failing::Failing::connect(&url)
                 .await
-                .unwrap_or_else(|e| panic!("{driver}: {e}")),
-        );
+                .map(|s| Arc::new(s) as Arc<dyn DynOp>),
+            _ => pgpipe::failing::Failing::connect(&url, driver == DriverKind::PgpipeCoalesced)
+                .await
+                .map(|s| Arc::new(s) as Arc<dyn DynOp>),
+        }
+        .unwrap_or_else(|e| panic!("{driver}: {e}"));
         // 200 keys at once, two of them failing, so that coalesced groups
         // form around the failures.
         let tasks: Vec<_> = (1..=200)

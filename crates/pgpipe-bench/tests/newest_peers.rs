@@ -9,7 +9,6 @@ mod common;
 use clap::Parser;
 use pgpipe_bench::catalog::{connect_boxed, DriverKind, Workload};
 use pgpipe_bench::cli::{Args, Plan};
-use pgpipe_bench::drivers::stream;
 use pgpipe_bench::results::Status;
 use pgpipe_bench::shape::Shape;
 use pgpipe_bench::{app, checks, fixtures};
@@ -47,7 +46,7 @@ async fn runs_its_workloads(driver: DriverKind, url: &str) {
             }
         }
     }
-    let rows = stream::stream(driver, url, 10_000)
+    let rows = pgpipe_bench::catalog::stream(driver, url, 10_000)
         .await
         .unwrap_or_else(|e| panic!("{driver} stream: {e}"));
     assert_eq!(rows, 10_000, "{driver} stream");

@@ -16,10 +16,8 @@ use common::url;
 use pgpipe_bench::catalog::connect_boxed;
 use pgpipe_bench::catalog::{DriverKind, Workload};
 use pgpipe_bench::cli::{Args, Plan};
-use pgpipe_bench::drivers::ozo;
 use pgpipe_bench::drivers::raw::{RawConn, RawSpec};
-use pgpipe_bench::drivers::stream;
-use pgpipe_bench::drivers::techempower;
+use pgpipe_bench::families::{ozo, techempower};
 use pgpipe_bench::replay::{self, ReplayServer};
 use pgpipe_bench::runner::Subject;
 use pgpipe_bench::shape::{OzoCase, Shape, TeCase};
@@ -95,7 +93,7 @@ async fn ozo_rows_return_correct_results() {
         .expect("query");
     let int4 = rows
         .iter()
-        .map(|r| ozo::pgpipe::pg_type(r).expect("typed"))
+        .map(|r| pgpipe_bench::drivers::pgpipe::ozo::pg_type(r).expect("typed"))
         .find(|t| t.typname == "int4")
         .expect("int4 row");
     assert_eq!(
@@ -198,7 +196,7 @@ async fn stream_adapters_and_child_report_rows_and_rss() {
         DriverKind::TokioPostgres,
         DriverKind::Sqlx,
     ] {
-        let n = stream::stream(driver, &url, 20_000)
+        let n = pgpipe_bench::catalog::stream(driver, &url, 20_000)
             .await
             .unwrap_or_else(|e| panic!("{driver}: {e}"));
         assert_eq!(n, 20_000, "{driver}");

@@ -49,7 +49,7 @@ pub async fn run_child(driver: &str, url: &str, rows: u64) -> Result<ChildReport
     let driver = DriverKind::parse(driver).map_err(BenchError::new)?;
     let probe = Probe::start(CpuOf::SelfProcess);
     let start = Instant::now();
-    let n = crate::drivers::stream::stream(driver, url, rows).await?;
+    let n = crate::catalog::stream(driver, url, rows).await?;
     let secs = start.elapsed().as_secs_f64();
     let costs = probe.finish();
     Ok(ChildReport {

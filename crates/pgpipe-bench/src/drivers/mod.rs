@@ -1,20 +1,16 @@
-//! Driver adapters: one per client measured, each workload family's
-//! connection a type implementing [`Op`]. The catalog (`crate::catalog`)
-//! says which driver runs which workload and connects them; drivers never
-//! import it. `raw` and `pgbench` have their own runners.
+//! Driver adapters: one folder (or file) per client measured, and in it
+//! one type per workload family it runs, each implementing [`Op`] (its
+//! `mod.rs` holds the point and row reads; `techempower.rs`, `ozo.rs`,
+//! `copy.rs`, `batch.rs`, ... the families, whose shared definitions are in
+//! `crate::families`). The catalog (`crate::catalog`) says which driver
+//! runs which workload and connects them; drivers never import it. `raw`
+//! and `pgbench` have their own runners.
 
-pub mod batch;
-pub mod copy;
-pub mod failing;
 pub mod jsonb;
-pub mod ozo;
 pub mod pgbench;
 pub mod pgpipe;
-pub mod pool;
 pub mod raw;
 pub mod sqlx;
-pub mod stream;
-pub mod techempower;
 pub mod tokio_postgres;
 pub mod xitca;
 pub mod zero;
@@ -68,38 +64,53 @@ op_by_key!(
     pgpipe::Conn,
     tokio_postgres::Conn,
     sqlx::Conn,
-    pool::PgpipePool,
-    pool::Deadpool,
-    techempower::pgpipe::Conn,
-    techempower::tokio_postgres::Conn,
-    techempower::sqlx::Conn,
-    failing::FailingSession,
+    pgpipe::pool::PgpipePool,
+    tokio_postgres::deadpool::Deadpool,
+    pgpipe::techempower::Conn,
+    tokio_postgres::techempower::Conn,
+    sqlx::techempower::Conn,
+    pgpipe::failing::Failing,
+    tokio_postgres::failing::Failing,
     xitca::Conn,
     zero::Conn,
 );
 
 op_without_key!(
-    copy::pgpipe::Conn,
-    copy::tokio_postgres::Conn,
-    copy::sqlx::Conn,
-    copy::raw::Conn,
-    ozo::pgpipe::Conn,
-    ozo::tokio_postgres::Conn,
+    pgpipe::copy::Conn,
+    tokio_postgres::copy::Conn,
+    sqlx::copy::Conn,
+    raw::copy::Conn,
+    pgpipe::ozo::Conn,
+    tokio_postgres::ozo::Conn,
 );
 
-impl Op for batch::BatchSession {
-    fn op(&self, key: i32) -> impl Future<Output = Result<u64, BenchError>> + Send {
-        batch::BatchSession::op(self, key)
-    }
+/// Implements [`Op`] for a batch type (its own `op(&self, key)`; one
+/// operation per select of the batch).
+macro_rules! op_by_batch {
+    ($($t:ty),* $(,)?) => {$(
+        impl Op for $t {
+            fn op(&self, key: i32) -> impl Future<Output = Result<u64, BenchError>> + Send {
+                <$t>::op(self, key)
+            }
 
-    fn ops_per_call(&self) -> u64 {
-        self.size() as u64
-    }
+            fn ops_per_call(&self) -> u64 {
+                self.size() as u64
+            }
+        }
+    )*};
 }
+
+op_by_batch!(pgpipe::batch::Batch, tokio_postgres::batch::Batch);
 
 /// `url` with pgpipe's coalesced Sync switched on (`pgpipe-coalesced`).
 pub fn coalesced(url: &str) -> String {
-    pool::with_param(url, "coalesce_sync", "on")
+    with_param(url, "coalesce_sync", "on")
+}
+
+/// Adds `key=value` to the query of `url`.
+pub(crate) fn with_param(url: &str, key: &str, value: impl std::fmt::Display) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}{key}={value}")
 }
 
 /// An [`Op`] behind a pointer (one boxed future per call): for tests and

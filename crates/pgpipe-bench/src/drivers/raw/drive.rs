@@ -13,8 +13,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::{error_text, rows, RawCheck, RawConn};
 use crate::checks;
 use crate::checks::RowsCheck;
-use crate::drivers::techempower::{self, World};
 use crate::error::BenchError;
+use crate::families::techempower::{self, World};
 use crate::histogram;
 
 impl RawConn {

@@ -13,12 +13,13 @@ use std::time::Duration;
 use bytes::{Buf, BufMut, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-mod copy;
+pub mod copy;
+mod copy_wire;
 mod drive;
 mod rows;
 mod spec;
 
-pub use copy::encoded_rows;
+pub use copy_wire::encoded_rows;
 pub use rows::RowsTable;
 pub use spec::{RawCheck, RawSpec};
 

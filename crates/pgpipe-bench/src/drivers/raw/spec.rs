@@ -3,8 +3,8 @@
 //! returns and how their values are checked.
 
 use super::rows::RowsTable;
-use crate::drivers::techempower::{FORTUNE_SQL, WORLD_SQL};
 use crate::error::BenchError;
+use crate::families::techempower::{FORTUNE_SQL, WORLD_SQL};
 use crate::fixtures;
 use crate::shape::{Shape, TeCase, TE_N};
 use crate::workload::Workload;

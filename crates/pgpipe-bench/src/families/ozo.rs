@@ -6,9 +6,6 @@
 //! (`complex-parsed-N`), from N tasks over N connections (a pool of N + 1,
 //! as in the talk).
 
-pub mod pgpipe;
-pub mod tokio_postgres;
-
 use crate::error::BenchError;
 use crate::shape::{OzoCase, Shape};
 use crate::workload::Variant;

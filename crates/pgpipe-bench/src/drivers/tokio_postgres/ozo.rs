@@ -9,10 +9,10 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, RecyclingMethod};
 use tokio_postgres::{Client, NoTls, Row, Statement};
 
-use super::{
+use crate::error::BenchError;
+use crate::families::ozo::{
     check_count, check_simple, check_types, Expected, PgType, COMPLEX_SQL, SIMPLE_SQL, TYPMOD,
 };
-use crate::error::BenchError;
 use crate::shape::OzoCase;
 
 #[derive(Debug)]

@@ -1,16 +1,18 @@
-//! pgpipe in the TechEmpower shapes: statements prepared once; the 20
-//! selects (and then the 20 updates) of an operation are issued
-//! concurrently on the one `Client`, so they are pipelined.
+//! tokio-postgres in the TechEmpower shapes: statements prepared once; the
+//! 20 selects (and then the 20 updates) of an operation are polled together
+//! (`try_join_all`), which tokio-postgres pipelines on its connection.
 
 use futures_util::future::try_join_all;
-use pgpipe::{Client, Statement};
+use tokio_postgres::{Client, NoTls, Statement};
 
-use super::{check_updated, check_worlds, finish_fortunes, randoms, Fortune, World};
-use super::{FORTUNE_SQL, UPDATE_SQL, WORLD_SQL};
 use crate::error::BenchError;
+use crate::families::techempower::{
+    check_updated, check_worlds, finish_fortunes, randoms, Fortune, World,
+};
+use crate::families::techempower::{FORTUNE_SQL, UPDATE_SQL, WORLD_SQL};
 use crate::shape::TeCase;
 
-/// pgpipe set up for one shape.
+/// tokio-postgres set up for one shape.
 #[derive(Debug)]
 pub struct Conn {
     client: Client,
@@ -21,9 +23,12 @@ pub struct Conn {
 }
 
 impl Conn {
-    /// Connects and prepares.
+    /// Connects (the connection future on its own task) and prepares.
     pub async fn connect(url: &str, case: TeCase) -> Result<Conn, BenchError> {
-        let client = pgpipe::connect(url).await?;
+        let (client, conn) = tokio_postgres::connect(url, NoTls).await?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
         let fortune = client.prepare(FORTUNE_SQL).await?;
         let world = client.prepare(WORLD_SQL).await?;
         let update = client.prepare(UPDATE_SQL).await?;
@@ -39,7 +44,7 @@ impl Conn {
     async fn worlds(&self, ids: &[i32]) -> Result<Vec<World>, BenchError> {
         let rows = try_join_all(
             ids.iter()
-                .map(|&id| self.client.query_one(&self.world, (id,))),
+                .map(|id| async move { self.client.query_one(&self.world, &[id]).await }),
         )
         .await?;
         let worlds = rows
@@ -50,7 +55,7 @@ impl Conn {
                     randomnumber: r.try_get(1)?,
                 })
             })
-            .collect::<Result<Vec<_>, pgpipe::Error>>()?;
+            .collect::<Result<Vec<_>, tokio_postgres::Error>>()?;
         check_worlds(ids, &worlds)?;
         Ok(worlds)
     }
@@ -60,7 +65,7 @@ impl Conn {
         let (ids, numbers) = randoms(key);
         match self.case {
             TeCase::Fortunes => {
-                let rows = self.client.query(&self.fortune, ()).await?;
+                let rows = self.client.query(&self.fortune, &[]).await?;
                 let fortunes = rows
                     .iter()
                     .map(|r| {
@@ -69,7 +74,7 @@ impl Conn {
                             message: r.try_get(1)?,
                         })
                     })
-                    .collect::<Result<Vec<_>, pgpipe::Error>>()?;
+                    .collect::<Result<Vec<_>, tokio_postgres::Error>>()?;
                 finish_fortunes(fortunes)
             }
             TeCase::Queries => Ok(self.worlds(&ids).await?.len() as u64),
@@ -78,11 +83,11 @@ impl Conn {
                 for (w, &n) in worlds.iter_mut().zip(&numbers) {
                     w.randomnumber = n;
                 }
-                let counts = try_join_all(
-                    worlds
-                        .iter()
-                        .map(|w| self.client.execute(&self.update, (w.randomnumber, w.id))),
-                )
+                let counts = try_join_all(worlds.iter().map(|w| async move {
+                    self.client
+                        .execute(&self.update, &[&w.randomnumber, &w.id])
+                        .await
+                }))
                 .await?;
                 check_updated(&counts)?;
                 Ok(worlds.len() as u64)

@@ -2,6 +2,10 @@
 //! text is prepared once). sqlx cannot pipeline: concurrent tasks on one
 //! connection take turns through a mutex.
 
+pub mod copy;
+pub mod stream;
+pub mod techempower;
+
 use futures_util::TryStreamExt;
 use sqlx::postgres::{PgConnection, PgRow, PgValueFormat, PgValueRef, Postgres};
 use sqlx::{Connection, Row, ValueRef};

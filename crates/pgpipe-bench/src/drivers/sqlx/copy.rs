@@ -12,9 +12,9 @@ use sqlx::postgres::PgConnection;
 use sqlx::Connection;
 use tokio::sync::Mutex;
 
-use super::{check_out, rows, target_sql, target_table, SOURCE_SQL, SOURCE_TABLE};
 use crate::driver_kind::DriverKind;
 use crate::error::BenchError;
+use crate::families::copy::{check_out, rows, target_sql, target_table, SOURCE_SQL, SOURCE_TABLE};
 use crate::shape::CopyCase;
 
 /// A sqlx connection set up for one `copy` case.

@@ -4,10 +4,6 @@
 //! rows read, then written back with new random numbers). Drivers that can
 //! pipeline send the 20 statements of an operation together.
 
-pub mod pgpipe;
-pub mod sqlx;
-pub mod tokio_postgres;
-
 use crate::error::BenchError;
 use crate::fixtures::WORLD_ROWS;
 use crate::shape::{Shape, TeCase, TE_N};

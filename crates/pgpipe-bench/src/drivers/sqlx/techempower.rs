@@ -6,9 +6,11 @@ use sqlx::postgres::PgConnection;
 use sqlx::{Connection, Row};
 use tokio::sync::Mutex;
 
-use super::{check_updated, check_worlds, finish_fortunes, randoms, Fortune, World};
-use super::{FORTUNE_SQL, UPDATE_SQL, WORLD_SQL};
 use crate::error::BenchError;
+use crate::families::techempower::{
+    check_updated, check_worlds, finish_fortunes, randoms, Fortune, World,
+};
+use crate::families::techempower::{FORTUNE_SQL, UPDATE_SQL, WORLD_SQL};
 use crate::shape::TeCase;
 
 /// sqlx set up for one shape.

@@ -4,11 +4,11 @@ use std::time::SystemTime;
 
 use pgpipe::Client;
 
-use super::{
-    check_out, rows, target_sql, target_table, CopyRow, COLUMNS, SOURCE_SQL, SOURCE_TABLE,
-};
 use crate::driver_kind::DriverKind;
 use crate::error::BenchError;
+use crate::families::copy::{
+    check_out, rows, target_sql, target_table, CopyRow, COLUMNS, SOURCE_SQL, SOURCE_TABLE,
+};
 use crate::shape::CopyCase;
 
 /// A pgpipe connection set up for one `copy` case.

@@ -1,6 +1,14 @@
 //! The tokio-postgres adapter: prepared statements; its text path
 //! (`query(&str, ..)`, which prepares every time) for `unprepared`.
 
+pub mod batch;
+pub mod copy;
+pub mod deadpool;
+pub mod failing;
+pub mod ozo;
+pub mod stream;
+pub mod techempower;
+
 use futures_util::TryStreamExt;
 use tokio_postgres::types::{FromSql, ToSql, Type};
 use tokio_postgres::{Client, Row, Statement};

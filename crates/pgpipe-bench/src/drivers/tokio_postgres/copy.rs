@@ -8,9 +8,9 @@ use tokio_postgres::binary_copy::{BinaryCopyInWriter, BinaryCopyOutStream};
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, NoTls};
 
-use super::{check_out, rows, target_sql, target_table, SOURCE_SQL, SOURCE_TABLE};
 use crate::driver_kind::DriverKind;
 use crate::error::BenchError;
+use crate::families::copy::{check_out, rows, target_sql, target_table, SOURCE_SQL, SOURCE_TABLE};
 use crate::shape::CopyCase;
 
 const TYPES: [Type; 4] = [Type::INT8, Type::TEXT, Type::FLOAT8, Type::TIMESTAMPTZ];

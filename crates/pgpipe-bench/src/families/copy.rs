@@ -11,11 +11,6 @@
 //! process) straight to the socket and skips what comes out: the ceiling
 //! the server sets.
 
-pub mod pgpipe;
-pub mod raw;
-pub mod sqlx;
-pub mod tokio_postgres;
-
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 

@@ -1,5 +1,13 @@
 //! The pgpipe adapter: all tasks share one `Client` (pipelined).
 
+pub mod batch;
+pub mod copy;
+pub mod failing;
+pub mod ozo;
+pub mod pool;
+pub mod stream;
+pub mod techempower;
+
 use pgpipe::{Client, Decode, Row, Statement, Type};
 
 use crate::checks::{self, RowsCheck};

@@ -5,11 +5,11 @@
 
 use pgpipe::{Client, Pool, Row};
 
-use super::{
+use crate::drivers::with_param;
+use crate::error::BenchError;
+use crate::families::ozo::{
     check_count, check_simple, check_types, Expected, PgType, COMPLEX_SQL, SIMPLE_SQL, TYPMOD,
 };
-use crate::drivers::pool::with_param;
-use crate::error::BenchError;
 use crate::shape::OzoCase;
 
 #[derive(Debug)]

@@ -1,0 +1,43 @@
+//! The failing pipeline (`64-fail1%`) through tokio-postgres.
+
+use crate::checks;
+use crate::error::BenchError;
+use crate::families::failing::{divisor, fails, unexpected, FAILING_SQL};
+
+/// One connection running the variant.
+#[derive(Debug)]
+pub struct Failing {
+    client: tokio_postgres::Client,
+    stmt: tokio_postgres::Statement,
+}
+
+impl Failing {
+    /// Connects and prepares the statement.
+    pub async fn connect(url: &str) -> Result<Failing, BenchError> {
+        let client = crate::tls::tokio_postgres_connect(url).await?;
+        let stmt = client.prepare(FAILING_SQL).await?;
+        Ok(Failing { client, stmt })
+    }
+
+    /// One checked statement for `key`; returns rows read.
+    pub async fn op(&self, key: i32) -> Result<u64, BenchError> {
+        match self
+            .client
+            .query_one(&self.stmt, &[&key, &divisor(key)])
+            .await
+        {
+            Ok(row) if !fails(key) => {
+                checks::point(key, row.try_get(0)?, row.try_get(1)?)?;
+                Ok(1)
+            }
+            Err(e)
+                if fails(key)
+                    && e.code() == Some(&tokio_postgres::error::SqlState::DIVISION_BY_ZERO) =>
+            {
+                Ok(0)
+            }
+            Ok(_) => Err(unexpected(key, "a row")),
+            Err(e) => Err(unexpected(key, &e.to_string())),
+        }
+    }
+}
