@@ -113,8 +113,9 @@ fn newest_peer_unsupported(
             Some("the replay server answers protocol 3.0; zero-postgres speaks 3.2 only")
         }
         (Workload::Latency | Workload::Pipeline | Workload::Stream, _) => None,
+        (Workload::Techempower, _) if driver == DriverKind::XitcaPostgres => None,
         (w, _) if w.is_rows() => None,
-        _ => Some("adapter not written yet: point selects, rows-* and stream so far"),
+        _ => Some("adapter not written yet: point selects, rows-*, stream (and techempower for xitca-postgres) so far"),
     }
 }
 
@@ -165,6 +166,10 @@ pub async fn connect_sessions<C: Connected>(
                 tokio_postgres::techempower::Conn::connect(url, case).await?,
             ),
             D::Sqlx => one(to, sqlx::techempower::Conn::connect(url, case).await?),
+            D::XitcaPostgres => one(
+                to,
+                drivers::xitca::techempower::Conn::connect(url, case).await?,
+            ),
             _ => return Err(no("techempower")),
         },
         Shape::Copy(case) => match driver {

@@ -116,6 +116,7 @@ async fn techempower_adapters_return_correct_results() {
             DriverKind::Pgpipe,
             DriverKind::TokioPostgres,
             DriverKind::Sqlx,
+            DriverKind::XitcaPostgres,
         ]
         .into_iter()
         .enumerate()

@@ -72,6 +72,7 @@ op_by_key!(
     pgpipe::failing::Failing,
     tokio_postgres::failing::Failing,
     xitca::Conn,
+    xitca::techempower::Conn,
     zero::Conn,
 );
 

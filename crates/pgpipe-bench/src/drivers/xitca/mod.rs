@@ -7,6 +7,8 @@
 //! from the response buffer). The client is `&self`: concurrent tasks
 //! pipeline on one connection, as in xitca-web.
 
+pub mod techempower;
+
 use std::future::IntoFuture;
 
 use xitca_postgres::iter::AsyncLendingIterator;
@@ -31,7 +33,11 @@ pub async fn connect(url: &str) -> Result<Client, BenchError> {
 }
 
 /// A prepared statement, kept for the connection's life.
-async fn prepare(client: &Client, sql: &str, types: &[Type]) -> Result<Statement, BenchError> {
+pub(crate) async fn prepare(
+    client: &Client,
+    sql: &str,
+    types: &[Type],
+) -> Result<Statement, BenchError> {
     Ok(Statement::named(sql, types).execute(client).await?.leak())
 }
 
