@@ -113,9 +113,9 @@ fn newest_peer_unsupported(
             Some("the replay server answers protocol 3.0; zero-postgres speaks 3.2 only")
         }
         (Workload::Latency | Workload::Pipeline | Workload::Stream, _) => None,
-        (Workload::Techempower, _) if driver == DriverKind::XitcaPostgres => None,
+        (Workload::Techempower, _) => None,
         (w, _) if w.is_rows() => None,
-        _ => Some("adapter not written yet: point selects, rows-*, stream (and techempower for xitca-postgres) so far"),
+        _ => Some("adapter not written yet: point selects, rows-*, stream and techempower so far"),
     }
 }
 
@@ -169,6 +169,10 @@ pub async fn connect_sessions<C: Connected>(
             D::XitcaPostgres => one(
                 to,
                 drivers::xitca::techempower::Conn::connect(url, case).await?,
+            ),
+            D::ZeroPostgres => one(
+                to,
+                drivers::zero::techempower::Conn::connect(url, case).await?,
             ),
             _ => return Err(no("techempower")),
         },

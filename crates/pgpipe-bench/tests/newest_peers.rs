@@ -1,6 +1,4 @@
-//! Issue 30's newest peers, xitca-postgres and zero-postgres, end to end
-//! (xitca-postgres's techempower adapter is checked with the others' in
-//! workloads.rs):
+//! Issue 30's newest peers, xitca-postgres and zero-postgres, end to end:
 //! every workload they run returns checked rows from a real server
 //! (PostgreSQL 18 for zero-postgres, which speaks protocol 3.2 only), and
 //! a workload they cannot run shows `-` with the reason. Short: one
@@ -12,14 +10,15 @@ use clap::Parser;
 use pgpipe_bench::catalog::{connect_boxed, DriverKind, Workload};
 use pgpipe_bench::cli::{Args, Plan};
 use pgpipe_bench::results::Status;
-use pgpipe_bench::shape::Shape;
+use pgpipe_bench::shape::{Shape, TeCase};
 use pgpipe_bench::{app, checks, fixtures};
 use pgpipe_testkit::{version_available, AuthRole, Cluster};
 
 const PEERS: [DriverKind; 2] = [DriverKind::XitcaPostgres, DriverKind::ZeroPostgres];
 
 /// Every workload of `driver` against `url`: point selects, each `rows-*`
-/// read collected and streamed, and a short `stream`.
+/// read collected and streamed, TechEmpower's three shapes, and a short
+/// `stream`.
 async fn runs_its_workloads(driver: DriverKind, url: &str) {
     for workload in [
         Workload::Latency,
@@ -47,6 +46,24 @@ async fn runs_its_workloads(driver: DriverKind, url: &str) {
                 assert_eq!(rows, workload.rows_per_op(), "{what}");
             }
         }
+    }
+    for (i, case) in [TeCase::Fortunes, TeCase::Queries, TeCase::Updates]
+        .into_iter()
+        .enumerate()
+    {
+        let what = format!("{driver} techempower {case:?}");
+        let session = connect_boxed(driver, url, Workload::Techempower, Shape::Te(case))
+            .await
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let rows = session
+            .op(3_000 + i as i32)
+            .await
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(
+            rows,
+            if case == TeCase::Fortunes { 12 } else { 20 },
+            "{what}"
+        );
     }
     let rows = pgpipe_bench::catalog::stream(driver, url, 10_000)
         .await
@@ -120,11 +137,7 @@ async fn what_a_peer_cannot_run_shows_a_dash_with_the_reason() {
             .unwrap_or_else(|| panic!("no {driver} {workload} row: {:?}", report.results))
     };
     // Not adapted: `-` with why, whatever the server.
-    for (driver, workload) in [
-        ("xitca-postgres", "copy"),
-        ("zero-postgres", "copy"),
-        ("zero-postgres", "techempower"),
-    ] {
+    for (driver, workload) in [("xitca-postgres", "copy"), ("zero-postgres", "copy")] {
         let r = row(driver, workload);
         assert_eq!(r.status, Status::Unsupported, "{r:?}");
         assert!(

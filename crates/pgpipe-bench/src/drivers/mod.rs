@@ -73,6 +73,7 @@ op_by_key!(
     tokio_postgres::failing::Failing,
     xitca::Conn,
     xitca::techempower::Conn,
+    zero::techempower::Conn,
     zero::Conn,
 );
 

@@ -9,6 +9,8 @@
 //! connection (`pipeline`) take turns through a mutex: one statement in
 //! flight per connection. It speaks protocol 3.2 only (PostgreSQL 18+).
 
+pub mod techempower;
+
 use tokio::sync::Mutex;
 use zero_postgres::conversion::{FromRow, FromWireValue};
 use zero_postgres::handler::ExtendedHandler;
