@@ -13,6 +13,7 @@ use super::settings::Settings;
 use super::shard::ShardNode;
 use super::ShardId;
 use crate::error::ErrorKind;
+use crate::pool::budget::Budget;
 use crate::{Config, Error, PoolConfig};
 
 /// Builds a [`Cluster`]: each shard's hosts (primary and standbys alike:
@@ -41,6 +42,7 @@ pub struct ClusterBuilder {
     shards: Vec<(ShardId, Vec<Result<Config, Error>>)>,
     map: Option<ShardMap>,
     pool_config: PoolConfig,
+    max_connections: Option<usize>,
     settings: Settings,
 }
 
@@ -55,6 +57,7 @@ impl Cluster {
             shards: Vec::new(),
             map: None,
             pool_config: PoolConfig::new(),
+            max_connections: None,
             settings: Settings::default(),
         }
     }
@@ -114,8 +117,49 @@ impl ClusterBuilder {
 
     /// The settings of each host's pool (one pool per host, created on
     /// first use). Default: [`PoolConfig::new`].
+    ///
+    /// Its [`idle_timeout`](PoolConfig::idle_timeout) also lets idle
+    /// hosts shrink to zero connections: a pool closes connections idle
+    /// that long (down to its `min_idle`, 0 by default), and a shard
+    /// unused that long goes dormant: its hosts are no longer probed and
+    /// the probes' sessions close. Its next use probes it again first.
     pub fn pool_config(mut self, config: PoolConfig) -> ClusterBuilder {
         self.pool_config = config;
+        self
+    }
+
+    /// One cap on the connections all host pools of the cluster hold open
+    /// together (idle, in use and being opened; the probe's own session
+    /// per host in use is not counted), so that hosts x pool size cannot
+    /// exceed the servers' `max_connections` by accident. A request that
+    /// needs a new connection while the budget is spent closes the
+    /// connection idle longest on another host to make room, or waits for
+    /// one to be freed anywhere in the cluster, within the pool's
+    /// [`acquire_timeout`](PoolConfig::acquire_timeout); then it fails with
+    /// [`ErrorKind::Timeout`]. Default: no cap (each host's pool is only
+    /// bounded by its own `max_size`).
+    ///
+    /// A task that holds a connection on one host while it waits for one
+    /// on another can wait out its acquire timeout when every other task
+    /// does the same: size the budget for the connections a task holds at
+    /// once.
+    ///
+    /// ```no_run
+    /// # fn f() -> Result<(), pgpipe::Error> {
+    /// use pgpipe::PoolConfig;
+    ///
+    /// // 100 shards x 2 hosts x 8 per pool would be 1,600: cap it at 64.
+    /// let mut builder = pgpipe::cluster::Cluster::builder()
+    ///     .pool_config(PoolConfig::new().max_size(8))
+    ///     .max_connections(64);
+    /// for id in 0..100 {
+    ///     builder = builder.shard(id, [format!("postgres://app@db{id}a/mail"), format!("postgres://app@db{id}b/mail")]);
+    /// }
+    /// let cluster = builder.build()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn max_connections(mut self, budget: usize) -> ClusterBuilder {
+        self.max_connections = Some(budget);
         self
     }
 
@@ -169,11 +213,21 @@ impl ClusterBuilder {
     ///
     /// # Errors
     ///
-    /// Kind [`Config`](ErrorKind::Config): no shards, a shard without
+    /// Kind [`Config`](ErrorKind::Config): a `max_connections` of 0, no
+    /// shards, a shard without
     /// hosts or listed twice, a connection string that does not parse, or
     /// a static map sending keys to a shard that is not there;
     /// [`InvalidUse`](ErrorKind::InvalidUse) outside a tokio runtime.
     pub fn build(self) -> Result<Cluster, Error> {
+        let budget = match self.max_connections {
+            Some(0) => {
+                return Err(config_error(
+                    "max_connections is 0: the cluster could open no connection".into(),
+                ))
+            }
+            Some(n) => Some(Arc::new(Budget::new(n))),
+            None => None,
+        };
         let mut shards = BTreeMap::new();
         for (id, hosts) in self.shards {
             if hosts.is_empty() {
@@ -181,7 +235,14 @@ impl ClusterBuilder {
             }
             let hosts = hosts
                 .into_iter()
-                .map(|config| Ok(Arc::new(HostNode::new(config?, self.pool_config.clone()))))
+                .map(|config| {
+                    let pool_config = self.pool_config.clone();
+                    Ok(Arc::new(HostNode::new(
+                        config?,
+                        pool_config,
+                        budget.clone(),
+                    )))
+                })
                 .collect::<Result<Vec<_>, Error>>()?;
             if shards
                 .insert(id, Arc::new(ShardNode::new(id, hosts)))
@@ -205,10 +266,13 @@ impl ClusterBuilder {
                 ShardMap::hash(n)?
             }
         };
+        let mut settings = self.settings;
+        settings.dormant_after = self.pool_config.get_idle_timeout();
         Cluster::start(ClusterInner {
             shards,
             map,
-            settings: self.settings,
+            settings,
+            budget,
         })
     }
 }

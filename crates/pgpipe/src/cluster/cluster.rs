@@ -15,6 +15,7 @@ use super::shard::ShardNode;
 use super::shard_handle::Shard;
 use super::ShardId;
 use crate::error::ErrorKind;
+use crate::pool::budget::Budget;
 use crate::Error;
 
 /// Many databases as one: shards, each a primary with its streaming
@@ -46,6 +47,8 @@ pub(crate) struct ClusterInner {
     pub(crate) shards: BTreeMap<ShardId, Arc<ShardNode>>,
     pub(crate) map: ShardMap,
     pub(crate) settings: Settings,
+    /// The cap on open connections across every host pool.
+    pub(crate) budget: Option<Arc<Budget>>,
 }
 
 impl Cluster {
@@ -180,21 +183,33 @@ async fn probe_forever(cluster: Weak<ClusterInner>) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        let (shards, timeout) = match cluster.upgrade() {
-            Some(c) => (
-                c.shards
-                    .values()
-                    .filter(|s| s.is_active())
-                    .cloned()
-                    .collect::<Vec<_>>(),
-                c.settings.probe_timeout,
-            ),
+        let (shards, timeout, dormant_after) = match cluster.upgrade() {
+            Some(c) => {
+                #[cfg(feature = "metrics")]
+                super::publish::publish(&c);
+                (
+                    c.shards
+                        .values()
+                        .filter(|s| s.is_active())
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                    c.settings.probe_timeout,
+                    c.settings.dormant_after,
+                )
+            }
             None => return,
         };
         let started = Instant::now();
         let mut rounds = JoinSet::new();
         for shard in shards {
-            rounds.spawn(async move { shard.refresh_all(started, timeout).await });
+            rounds.spawn(async move {
+                match dormant_after {
+                    Some(after) if shard.unused_for(after, started) => {
+                        shard.go_dormant(after, started).await
+                    }
+                    _ => shard.refresh_all(started, timeout).await,
+                }
+            });
         }
         while rounds.join_next().await.is_some() {}
     }

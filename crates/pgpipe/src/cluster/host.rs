@@ -2,7 +2,8 @@
 //! position as its last probe saw them, and the probe itself.
 
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pgpipe_types::PgLsn;
@@ -10,7 +11,11 @@ use tokio::time::Instant;
 
 use crate::config::Host;
 use crate::error::ErrorKind;
+use crate::pool::budget::Budget;
 use crate::{Client, Config, Error, Pool, PoolConfig};
+
+/// The `application_name` of the probes' sessions.
+pub(crate) const PROBE_APPLICATION_NAME: &str = "pgpipe cluster probe";
 
 /// What a host is, as the server last said (never configured).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,8 +56,15 @@ pub(crate) struct Seen {
 pub(crate) struct HostNode {
     pub(crate) label: String,
     config: Config,
+    /// `config` with the probe's own `application_name`.
+    probe_config: Config,
     pool_config: PoolConfig,
+    /// The cluster's connection budget, if it has one.
+    budget: Option<Arc<Budget>>,
     pool: Mutex<Option<Pool>>,
+    /// Requests routed here, and those that failed (for stats).
+    pub(crate) requests: AtomicU64,
+    pub(crate) errors: AtomicU64,
     seen: Mutex<Seen>,
     last_error: Mutex<Option<String>>,
     /// The probe's own session, kept open between probes; the lock also
@@ -61,12 +73,24 @@ pub(crate) struct HostNode {
 }
 
 impl HostNode {
-    pub(crate) fn new(config: Config, pool_config: PoolConfig) -> HostNode {
+    pub(crate) fn new(
+        config: Config,
+        pool_config: PoolConfig,
+        budget: Option<Arc<Budget>>,
+    ) -> HostNode {
+        let mut probe_config = config.clone();
+        // Tells the probes' sessions apart from the pools' in
+        // pg_stat_activity (they are not counted in the budget).
+        probe_config.application_name(PROBE_APPLICATION_NAME);
         HostNode {
             label: label(&config),
+            probe_config,
             config,
             pool_config,
+            budget,
             pool: Mutex::new(None),
+            requests: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
             seen: Mutex::new(Seen {
                 role: Role::Unknown,
                 position: None,
@@ -87,8 +111,11 @@ impl HostNode {
         if let Some(p) = &*pool {
             return Ok(p.clone());
         }
-        let created =
-            Pool::connect_lazy_with_config(self.config.clone(), self.pool_config.clone())?;
+        let (config, pool_config) = (self.config.clone(), self.pool_config.clone());
+        let created = match &self.budget {
+            Some(budget) => Pool::connect_lazy_in_budget(config, pool_config, budget.clone())?,
+            None => Pool::connect_lazy_with_config(config, pool_config)?,
+        };
         *pool = Some(created.clone());
         Ok(created)
     }
@@ -96,6 +123,15 @@ impl HostNode {
     /// The pool if one was created.
     pub(crate) fn existing_pool(&self) -> Option<Pool> {
         self.pool.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Counts a request routed here and whether it failed.
+    pub(crate) fn count<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        if result.is_err() {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        result
     }
 
     pub(crate) fn seen(&self) -> Seen {
@@ -124,6 +160,14 @@ impl HostNode {
         *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_string());
     }
 
+    /// Closes the probe's session (waiting for a probe in progress, which
+    /// its timeout bounds); the next probe opens a new one.
+    pub(crate) async fn close_probe(&self) {
+        if let Some(client) = self.probe.lock().await.take() {
+            client.close();
+        }
+    }
+
     /// Probes the host unless a probe that started at or after
     /// `not_before` already finished: concurrent callers share one probe.
     pub(crate) async fn refresh(&self, not_before: Instant, timeout: Duration) -> Seen {
@@ -133,7 +177,8 @@ impl HostNode {
             return seen;
         }
         let started = Instant::now();
-        let result = tokio::time::timeout(timeout, probe_once(&self.config, &mut probe)).await;
+        let result =
+            tokio::time::timeout(timeout, probe_once(&self.probe_config, &mut probe)).await;
         let result = result.unwrap_or_else(|_| {
             Err(Error::new(
                 ErrorKind::Timeout,

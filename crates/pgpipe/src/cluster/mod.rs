@@ -31,7 +31,10 @@
 //!
 //! Each host gets a [`Pool`](crate::Pool) of its own, created on first use
 //! with the cluster's [`pool_config`](ClusterBuilder::pool_config); a shard
-//! nobody uses holds no connection and is not probed.
+//! nobody uses holds no connection and is not probed, and one unused for
+//! the pools' idle timeout goes back to that. One budget
+//! ([`ClusterBuilder::max_connections`]) can cap the connections of all
+//! pools together; [`Cluster::stats`] counts them per host and shard.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), pgpipe::Error> {
@@ -68,11 +71,14 @@ mod key;
 mod lag;
 mod map;
 mod position;
+#[cfg(feature = "metrics")]
+mod publish;
 mod resolver;
 mod route;
 mod settings;
 mod shard;
 mod shard_handle;
+mod stats;
 mod status;
 mod token;
 
@@ -86,6 +92,7 @@ pub use map::ShardMap;
 pub use resolver::ResolverConfig;
 pub use route::{commit_with_token, Route};
 pub use shard_handle::Shard;
+pub use stats::{BudgetStats, ClusterStats, HostStats, ShardStats};
 pub use status::HostStatus;
 pub use token::{TokenParseError, WriteToken};
 

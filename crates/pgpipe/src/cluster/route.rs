@@ -118,7 +118,7 @@ impl Route {
         Fut: Future<Output = Result<T, Error>>,
     {
         let (host, on_primary) = self.pick().await?;
-        let e = match op(host.pool()?).await {
+        let e = match host.count(async { op(host.pool()?).await }.await) {
             Ok(v) => return Ok(v),
             Err(e) => e,
         };
@@ -146,7 +146,7 @@ impl Route {
             return Err(e);
         }
         tracing::debug!(target: "pgpipe::cluster", shard = self.shard.id, from = %host.label, to = %retry_on.label, error = %e, "retrying a statement that did not run");
-        op(retry_on.pool()?).await
+        retry_on.count(async { op(retry_on.pool()?).await }.await)
     }
 
     /// The pool of the host the next request would go to (for what the

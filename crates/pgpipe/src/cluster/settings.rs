@@ -14,6 +14,10 @@ pub(crate) struct Settings {
     pub(crate) token_poll: Duration,
     pub(crate) primary_wait: Duration,
     pub(crate) fallback: Fallback,
+    /// A shard unused this long goes dormant: no more probes, its probe
+    /// sessions closed (its pools close their idle connections after the
+    /// same time). The host pools' `idle_timeout`.
+    pub(crate) dormant_after: Option<Duration>,
 }
 
 impl Default for Settings {
@@ -26,6 +30,7 @@ impl Default for Settings {
             token_poll: Duration::from_millis(5),
             primary_wait: Duration::from_secs(10),
             fallback: Fallback::Primary,
+            dormant_after: Some(Duration::from_secs(600)),
         }
     }
 }

@@ -27,6 +27,8 @@ pub(crate) struct ShardNode {
     /// background (an unused one holds no connection).
     active: AtomicBool,
     discovered: tokio::sync::OnceCell<()>,
+    /// When a route last picked a host here (for dormancy).
+    last_used: Mutex<Option<Instant>>,
     next_replica: AtomicUsize,
 }
 
@@ -39,6 +41,7 @@ impl ShardNode {
             last_primary: Mutex::new(None),
             active: AtomicBool::new(false),
             discovered: tokio::sync::OnceCell::new(),
+            last_used: Mutex::new(None),
             next_replica: AtomicUsize::new(0),
         }
     }
@@ -47,8 +50,45 @@ impl ShardNode {
         self.active.load(Ordering::Relaxed)
     }
 
-    /// On first use, the roles of every host, asked of the servers.
+    /// Whether the shard went unused for `after` and its pools hold no
+    /// connection (none checked out, none idle), so it may go dormant.
+    pub(crate) fn unused_for(&self, after: Duration, now: Instant) -> bool {
+        let unused = self
+            .last_used
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|at| now.duration_since(at) >= after);
+        unused
+            && self
+                .hosts
+                .iter()
+                .filter_map(|h| h.existing_pool())
+                .all(|p| p.stats().size == 0)
+    }
+
+    /// Stops probing the shard and closes its probes' sessions: an unused
+    /// shard holds no connection (its pools close theirs when idle). A
+    /// use since `now` keeps it awake.
+    pub(crate) async fn go_dormant(&self, after: Duration, now: Instant) {
+        if !self.unused_for(after, now) {
+            return;
+        }
+        self.active.store(false, Ordering::Relaxed);
+        for host in &self.hosts {
+            host.close_probe().await;
+        }
+        tracing::debug!(target: "pgpipe::cluster", shard = self.id, "the shard went dormant");
+    }
+
+    /// On first use, the roles of every host, asked of the servers; after
+    /// dormancy, asked again (they may have changed meanwhile).
     async fn discover(&self, settings: &Settings) {
+        *self.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        if self.discovered.initialized() && !self.active.swap(true, Ordering::Relaxed) {
+            self.refresh_all(Instant::now(), settings.probe_timeout)
+                .await;
+            return;
+        }
         self.discovered
             .get_or_init(|| async {
                 self.active.store(true, Ordering::Relaxed);

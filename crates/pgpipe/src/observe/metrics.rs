@@ -149,3 +149,56 @@ pub(crate) fn pool_use_time(pool: &str, took: Duration) {
     histogram!("db.client.connection.use_time", "db.client.connection.pool.name" => pool.to_owned())
         .record(took.as_secs_f64());
 }
+
+/// One host of a cluster as its probe round saw it (see
+/// [`cluster_host`]).
+pub(crate) struct ClusterHost<'a> {
+    pub(crate) shard: u32,
+    pub(crate) host: &'a str,
+    pub(crate) role: &'static str,
+    pub(crate) idle: usize,
+    pub(crate) used: usize,
+    pub(crate) pending: usize,
+    pub(crate) requests: u64,
+    pub(crate) errors: u64,
+    pub(crate) lag: Option<Duration>,
+}
+
+/// A cluster host's connections, requests, errors and lag, labelled
+/// `pgpipe.shard` and `server.address` (the host's `host:port/dbname`),
+/// named as the pool's metrics are under `pgpipe.cluster.`.
+pub(crate) fn cluster_host(h: &ClusterHost<'_>) {
+    const SHARD: &str = "pgpipe.shard";
+    const HOST: &str = "server.address";
+    let (shard, host) = (h.shard.to_string(), h.host.to_owned());
+    let labels = || [(SHARD, shard.clone()), (HOST, host.clone())];
+    let state = |s: &'static str| {
+        let mut l = labels().to_vec();
+        l.push(("db.client.connection.state", s.to_owned()));
+        l
+    };
+    gauge!("pgpipe.cluster.connection.count", &state("idle")).set(h.idle as f64);
+    gauge!("pgpipe.cluster.connection.count", &state("used")).set(h.used as f64);
+    gauge!("pgpipe.cluster.connection.pending_requests", &labels()).set(h.pending as f64);
+    // 1 on the series of the role the host has now; the others 0.
+    for r in ["primary", "standby", "read_only", "unreachable", "unknown"] {
+        let mut l = labels().to_vec();
+        l.push(("pgpipe.cluster.role", r.to_owned()));
+        gauge!("pgpipe.cluster.host.role", &l).set(f64::from(u8::from(h.role == r)));
+    }
+    counter!("pgpipe.cluster.requests", &labels()).absolute(h.requests);
+    counter!("pgpipe.cluster.errors", &labels()).absolute(h.errors);
+    if let Some(lag) = h.lag {
+        gauge!("pgpipe.cluster.replica.lag", &labels()).set(lag.as_secs_f64());
+    }
+}
+
+/// The cluster's connection budget: its cap, the connections holding a
+/// place, and how often openings waited, evicted or gave up.
+pub(crate) fn cluster_budget(limit: usize, open: usize, waits: u64, evictions: u64, timeouts: u64) {
+    gauge!("pgpipe.cluster.connection.budget.max").set(limit as f64);
+    gauge!("pgpipe.cluster.connection.budget.used").set(open as f64);
+    counter!("pgpipe.cluster.connection.budget.waits").absolute(waits);
+    counter!("pgpipe.cluster.connection.budget.evictions").absolute(evictions);
+    counter!("pgpipe.cluster.connection.budget.timeouts").absolute(timeouts);
+}

@@ -110,6 +110,8 @@
 //! | `pgpipe.statement_cache.hits` / `.misses` / `.evictions` | (`metrics` only) counter | | hits are published in batches of 32 per thread (so a query pays for one recorder look-up, its duration) |
 //! | `pgpipe.pipeline.depth` | (`metrics` only) histogram | | requests in flight on the connection when one is handed over, sampled every 16th request per thread |
 //! | `pgpipe.connection.peak_buffered_bytes` | (`metrics` only) gauge | | the most response bytes a connection held unread (set when a stream ends) |
+//! | `pgpipe.cluster.connection.count`, `.pending_requests`, `pgpipe.cluster.requests`, `.errors`, `.replica.lag` (s), `.host.role` | (`metrics` only) gauges and counters, published each probe round | | `pgpipe.shard`, `server.address` (`host:port/dbname`); `db.client.connection.state` on the count, `pgpipe.cluster.role` on the role (1 on the current one) |
+//! | `pgpipe.cluster.connection.budget.max`, `.used`, `.waits`, `.evictions`, `.timeouts` | (`metrics` only) gauges and counters | | the cluster's connection budget (`ClusterBuilder::max_connections`) |
 //!
 //! Only database calls count in `db.client.operation.duration`: opening a
 //! connection and waiting for one from a pool are in `create_time` and

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
 use super::config::PoolConfig;
@@ -28,10 +29,18 @@ pub(crate) struct Conn {
     /// because shared connections are retired through an `Arc`.
     reason: AtomicU8,
     counters: Arc<Counters>,
+    /// Its place in a connection budget shared with other pools (a
+    /// cluster's), given back when it closes (after `Drop::drop`).
+    _budget: Option<OwnedSemaphorePermit>,
 }
 
 impl Conn {
-    pub(crate) fn new(client: Client, config: &PoolConfig, counters: Arc<Counters>) -> Conn {
+    pub(crate) fn new(
+        client: Client,
+        config: &PoolConfig,
+        counters: Arc<Counters>,
+        budget: Option<OwnedSemaphorePermit>,
+    ) -> Conn {
         let now = Instant::now();
         counters.opened();
         tracing::debug!(
@@ -47,6 +56,7 @@ impl Conn {
             verify: false,
             reason: AtomicU8::new(CloseReason::PoolClosed as u8),
             counters,
+            _budget: budget,
         }
     }
 

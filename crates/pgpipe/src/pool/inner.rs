@@ -20,6 +20,7 @@ use std::time::Duration;
 use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio::time::Instant;
 
+use super::budget::Budget;
 use super::config::PoolConfig;
 use super::conn::Conn;
 use super::lane::Lane;
@@ -42,6 +43,8 @@ pub(crate) struct PoolInner {
     /// Wakes the maintenance task early (a connection was lost and
     /// min_idle needs a refill, or the pool closed).
     pub(super) wake_maintenance: Arc<Notify>,
+    /// A connection cap shared with other pools (a cluster's host pools).
+    pub(crate) budget: Option<Arc<Budget>>,
 }
 
 impl PoolInner {
@@ -204,6 +207,10 @@ impl PoolInner {
         start: Instant,
         deadline: Instant,
     ) -> Result<(Conn, OwnedSemaphorePermit), Error> {
+        let budgeted = match &self.budget {
+            Some(budget) => Some(budget.take(self, start, deadline).await?),
+            None => None,
+        };
         let (tx, rx) = oneshot::channel();
         let pool = self.clone();
         tokio::spawn(async move {
@@ -214,7 +221,7 @@ impl PoolInner {
             let _ = opening;
             let sent = match result {
                 Ok(client) => {
-                    let conn = Conn::new(client, &pool.config, pool.counters.clone());
+                    let conn = Conn::new(client, &pool.config, pool.counters.clone(), budgeted);
                     tx.send(Ok((conn, permit)))
                 }
                 Err(e) => {
@@ -254,6 +261,10 @@ impl PoolInner {
             conn.retire(CloseReason::PoolClosed);
         } else {
             idle.push_back(conn);
+            drop(idle);
+            if let Some(budget) = &self.budget {
+                budget.became_idle();
+            }
         }
     }
 
@@ -348,7 +359,8 @@ impl PoolInner {
             let start = Instant::now();
             match pool.acquire(start, pool.acquire_deadline(start)).await {
                 Ok((conn, permit)) => {
-                    if let Err((conn, permit)) = pool.lane.push(conn, permit, || pool.is_closed()) {
+                    if let Err(refused) = pool.lane.push(conn, permit, || pool.is_closed()) {
+                        let (conn, permit) = *refused;
                         pool.release(conn, permit, false);
                     }
                 }

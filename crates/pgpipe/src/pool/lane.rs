@@ -130,10 +130,10 @@ impl Lane {
         conn: Conn,
         permit: OwnedSemaphorePermit,
         pool_closed: impl Fn() -> bool,
-    ) -> Result<(), (Conn, OwnedSemaphorePermit)> {
+    ) -> Result<(), Box<(Conn, OwnedSemaphorePermit)>> {
         let mut conns = self.write();
         if conns.len() >= self.target || pool_closed() {
-            return Err((conn, permit));
+            return Err(Box::new((conn, permit)));
         }
         conns.push(Arc::new(LaneConn {
             conn,
@@ -159,6 +159,41 @@ impl Lane {
         let conns = std::mem::take(&mut *self.write());
         for c in &conns {
             c.conn.set_reason(reason);
+        }
+    }
+
+    /// When the lane connection unused longest (nothing in flight) was
+    /// last used, if there is one.
+    pub(crate) fn oldest_unused(&self) -> Option<Instant> {
+        self.read()
+            .iter()
+            .filter(|c| c.in_flight.load(Ordering::Relaxed) == 0)
+            .map(|c| c.last_used_ms.load(Ordering::Relaxed))
+            .min()
+            .map(|ms| self.epoch + Duration::from_millis(ms))
+    }
+
+    /// Closes the lane connection unused longest, to give its place in a
+    /// connection budget to another pool; whether there was one. A
+    /// statement that leased it just now still gets its answer (the
+    /// connection closes after it).
+    pub(crate) fn evict_unused(&self) -> bool {
+        let evicted = {
+            let mut conns = self.write();
+            let oldest = conns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.in_flight.load(Ordering::Relaxed) == 0)
+                .min_by_key(|(_, c)| c.last_used_ms.load(Ordering::Relaxed))
+                .map(|(i, _)| i);
+            oldest.map(|i| conns.swap_remove(i))
+        };
+        match evicted {
+            Some(c) => {
+                c.conn.set_reason(CloseReason::Idle);
+                true
+            }
+            None => false,
         }
     }
 

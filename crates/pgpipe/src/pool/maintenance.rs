@@ -10,6 +10,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
 use tokio::time::Instant;
 
+use super::budget::Budget;
 use super::config::PoolConfig;
 use super::conn::Conn;
 use super::inner::PoolInner;
@@ -20,7 +21,11 @@ use crate::{Config, Error};
 
 impl PoolInner {
     /// Creates the pool state and spawns its maintenance task.
-    pub(crate) fn start(connect: Config, config: PoolConfig) -> Result<Arc<PoolInner>, Error> {
+    pub(crate) fn start(
+        connect: Config,
+        config: PoolConfig,
+        budget: Option<Arc<Budget>>,
+    ) -> Result<Arc<PoolInner>, Error> {
         config.validate().map_err(Error::from)?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
             Error::new(
@@ -38,7 +43,11 @@ impl PoolInner {
             wake_maintenance: wake.clone(),
             config,
             connect,
+            budget,
         });
+        if let Some(budget) = &inner.budget {
+            budget.register(&inner);
+        }
         #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
         let _ = inner
             .counters
@@ -109,6 +118,14 @@ impl PoolInner {
             let Ok(permit) = self.slots.clone().try_acquire_owned() else {
                 return;
             };
+            // min_idle never closes another pool's connection for itself.
+            let budgeted = match &self.budget {
+                Some(budget) => match budget.try_take() {
+                    Some(p) => Some(p),
+                    None => return,
+                },
+                None => None,
+            };
             let limit = self
                 .config
                 .get_acquire_timeout()
@@ -119,7 +136,12 @@ impl PoolInner {
                     #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
                     super::metrics::created(&self.counters, opening.elapsed());
                     let _ = opening;
-                    self.push_idle(Conn::new(client, &self.config, self.counters.clone()));
+                    self.push_idle(Conn::new(
+                        client,
+                        &self.config,
+                        self.counters.clone(),
+                        budgeted,
+                    ));
                     drop(permit);
                 }
                 Ok(Err(e)) => {

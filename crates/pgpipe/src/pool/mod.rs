@@ -84,6 +84,7 @@
 //! hands the rest to [`Config::parse`](crate::Config::parse). With a
 //! `key=value` string, use [`Pool::connect_with_config`] and a [`PoolConfig`].
 
+pub(crate) mod budget;
 mod config;
 mod conn;
 mod generic;

@@ -123,7 +123,20 @@ impl Pool {
         pool_config: PoolConfig,
     ) -> Result<Pool, Error> {
         Ok(Pool {
-            inner: PoolInner::start(config, pool_config)?,
+            inner: PoolInner::start(config, pool_config, None)?,
+        })
+    }
+
+    /// [`connect_lazy_with_config`](Self::connect_lazy_with_config) for a
+    /// pool whose connections count against `budget`, shared with other
+    /// pools (a cluster's host pools).
+    pub(crate) fn connect_lazy_in_budget(
+        config: Config,
+        pool_config: PoolConfig,
+        budget: Arc<super::budget::Budget>,
+    ) -> Result<Pool, Error> {
+        Ok(Pool {
+            inner: PoolInner::start(config, pool_config, Some(budget))?,
         })
     }
 
