@@ -114,8 +114,10 @@ fn newest_peer_unsupported(
         }
         (Workload::Latency | Workload::Pipeline | Workload::Stream, _) => None,
         (Workload::Techempower, _) => None,
+        (Workload::Ozo, Shape::Ozo(OzoCase::Basic | OzoCase::Reuse)) => None,
+        (Workload::Ozo, _) => Some("no pooled ozo adapter yet: basic and reuse only"),
         (w, _) if w.is_rows() => None,
-        _ => Some("adapter not written yet: point selects, rows-*, stream and techempower so far"),
+        _ => Some("adapter not written yet: point selects, rows-*, stream, techempower and ozo basic/reuse so far"),
     }
 }
 
@@ -154,6 +156,14 @@ pub async fn connect_sessions<C: Connected>(
                 ),
                 D::TokioPostgres | D::DeadpoolPostgres => to.pooled(
                     Arc::new(tokio_postgres::ozo::Conn::connect(url, case, n, expected).await?),
+                    tasks,
+                ),
+                D::XitcaPostgres => to.pooled(
+                    Arc::new(drivers::xitca::ozo::Conn::connect(url, case, expected).await?),
+                    tasks,
+                ),
+                D::ZeroPostgres => to.pooled(
+                    Arc::new(drivers::zero::ozo::Conn::connect(url, case, expected).await?),
                     tasks,
                 ),
                 _ => return Err(no("ozo")),

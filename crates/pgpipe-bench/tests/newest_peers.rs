@@ -10,15 +10,15 @@ use clap::Parser;
 use pgpipe_bench::catalog::{connect_boxed, DriverKind, Workload};
 use pgpipe_bench::cli::{Args, Plan};
 use pgpipe_bench::results::Status;
-use pgpipe_bench::shape::{Shape, TeCase};
+use pgpipe_bench::shape::{OzoCase, Shape, TeCase};
 use pgpipe_bench::{app, checks, fixtures};
 use pgpipe_testkit::{version_available, AuthRole, Cluster};
 
 const PEERS: [DriverKind; 2] = [DriverKind::XitcaPostgres, DriverKind::ZeroPostgres];
 
 /// Every workload of `driver` against `url`: point selects, each `rows-*`
-/// read collected and streamed, TechEmpower's three shapes, and a short
-/// `stream`.
+/// read collected and streamed, TechEmpower's three shapes, ozo's
+/// connection per request and reused connection, and a short `stream`.
 async fn runs_its_workloads(driver: DriverKind, url: &str) {
     for workload in [
         Workload::Latency,
@@ -64,6 +64,19 @@ async fn runs_its_workloads(driver: DriverKind, url: &str) {
             if case == TeCase::Fortunes { 12 } else { 20 },
             "{what}"
         );
+    }
+    for case in [OzoCase::Basic, OzoCase::Reuse] {
+        let what = format!("{driver} ozo {case:?}");
+        let session = connect_boxed(driver, url, Workload::Ozo, Shape::Ozo(case))
+            .await
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        for _ in 0..2 {
+            let rows = session
+                .op(0)
+                .await
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(rows, 1, "{what}");
+        }
     }
     let rows = pgpipe_bench::catalog::stream(driver, url, 10_000)
         .await

@@ -84,6 +84,8 @@ op_without_key!(
     raw::copy::Conn,
     pgpipe::ozo::Conn,
     tokio_postgres::ozo::Conn,
+    xitca::ozo::Conn,
+    zero::ozo::Conn,
 );
 
 /// Implements [`Op`] for a batch type (its own `op(&self, key)`; one

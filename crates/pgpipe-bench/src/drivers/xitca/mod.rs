@@ -7,6 +7,7 @@
 //! from the response buffer). The client is `&self`: concurrent tasks
 //! pipeline on one connection, as in xitca-web.
 
+pub mod ozo;
 pub mod techempower;
 
 use std::future::IntoFuture;

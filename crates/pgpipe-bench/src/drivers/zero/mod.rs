@@ -9,6 +9,7 @@
 //! connection (`pipeline`) take turns through a mutex: one statement in
 //! flight per connection. It speaks protocol 3.2 only (PostgreSQL 18+).
 
+pub mod ozo;
 pub mod techempower;
 
 use tokio::sync::Mutex;
