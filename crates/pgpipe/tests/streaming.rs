@@ -157,3 +157,70 @@ async fn an_error_part_way_ends_the_stream_with_that_error() {
     })
     .await
 }
+
+/// Rows already in hand are taken without a round through the response
+/// reader each (`RowStream::next`'s buffered path): across many chunks,
+/// every row still comes once and in order, through `next` and through
+/// the `Stream` trait alike, and the stream ends with the row count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_in_hand_arrive_once_and_in_order() {
+    use futures_util::StreamExt;
+    bounded(async {
+        let db = database("stream_in_order");
+        let client = connect(&db).await;
+        const N: i64 = 300_000;
+        let sql = "SELECT g::int8, 'row ' || g FROM generate_series(1, $1::int8) g";
+        let mut rows = client.query_stream(sql, (N,)).await.unwrap();
+        let mut want = 0i64;
+        while let Some(row) = rows.next().await {
+            let row = row.unwrap();
+            want += 1;
+            assert_eq!(row.get::<i64, _>(0), want);
+            assert_eq!(row.get::<&str, _>(1), format!("row {want}"));
+        }
+        assert_eq!(want, N);
+        assert_eq!(rows.rows_affected(), Some(N as u64));
+
+        let rows = client.query_stream(sql, (N,)).await.unwrap();
+        let seen: Vec<i64> = rows.map(|r| r.unwrap().get::<i64, _>(0)).collect().await;
+        assert_eq!(seen.len(), N as usize);
+        assert!(seen.iter().zip(1..).all(|(&v, i)| v == i), "out of order");
+    })
+    .await
+}
+
+/// An error after many rows, with rows still in hand before it: every row
+/// before the error arrives, then the error, then the end; the connection
+/// serves the next query.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_after_many_rows_in_hand_comes_after_every_row_before_it() {
+    bounded(async {
+        let db = database("stream_late_error");
+        let client = connect(&db).await;
+        const FAIL_AT: i32 = 150_000;
+        let mut rows = client
+            .query_stream(
+                "SELECT 10 / (g - $1::int4) FROM generate_series(1, $1::int4 + 50000) g",
+                (FAIL_AT,),
+            )
+            .await
+            .unwrap();
+        let mut ok = 0;
+        let err = loop {
+            match rows.next().await {
+                Some(Ok(row)) => {
+                    ok += 1;
+                    assert_eq!(row.get::<i32, _>(0), 10 / (ok - FAIL_AT));
+                }
+                Some(Err(e)) => break e,
+                None => panic!("the stream ended without the division error"),
+            }
+        };
+        assert_eq!(ok, FAIL_AT - 1, "every row before the failing one");
+        assert_eq!(err.code().map(|c| c.code()), Some("22012"));
+        assert!(rows.next().await.is_none());
+        let v: i32 = client.query_one("SELECT 7::int4", ()).await.unwrap().get(0);
+        assert_eq!(v, 7);
+    })
+    .await
+}

@@ -177,6 +177,13 @@ impl CopyOut {
         if self.done {
             return Poll::Ready(None);
         }
+        // The run of CopyData already in hand, without a round through
+        // the response reader each: a COPY's rows arrive hundreds to a read.
+        if self.error.is_none() {
+            if let Some(body) = self.responses.next_buffered(tag::COPY_DATA) {
+                return Poll::Ready(Some(Ok(body)));
+            }
+        }
         loop {
             let (tag, body) = match self.responses.poll_next_raw(cx) {
                 Poll::Pending => return Poll::Pending,

@@ -186,11 +186,21 @@ impl Responses {
     /// malformed ones.
     #[inline]
     pub(crate) fn next_buffered_row(&mut self) -> Option<Bytes> {
-        if self.begin.is_some() || self.read_in_place > 0 {
+        self.next_buffered(tag::DATA_ROW)
+    }
+
+    /// The next message's body if it has type `tag` and is already in
+    /// hand, without a poll (see [`next_buffered_row`](Self::next_buffered_row));
+    /// a COPY's CopyData runs are read the same way. Never a
+    /// ReadyForQuery: that ends the response and goes through
+    /// `poll_next_raw`.
+    #[inline]
+    pub(crate) fn next_buffered(&mut self, tag: u8) -> Option<Bytes> {
+        if self.begin.is_some() || self.read_in_place > 0 || tag == tag::READY_FOR_QUERY {
             return None;
         }
         let header = self.current.get(..5)?;
-        if header[0] != tag::DATA_ROW {
+        if header[0] != tag {
             return None;
         }
         let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
@@ -341,6 +351,29 @@ mod tests {
                 other.map(|r| r.ok())
             ),
         }
+    }
+
+    /// A COPY's CopyData run is read the same way; ReadyForQuery never is
+    /// (it ends the response, which only `poll_next_raw` records).
+    #[test]
+    fn buffered_copy_data_stops_at_copy_done_and_never_takes_ready() {
+        let mut bytes = message(tag::COPY_OUT_RESPONSE, b"\0\0\0");
+        for line in [b"1\n", b"2\n"] {
+            bytes.extend(message(tag::COPY_DATA, line));
+        }
+        bytes.extend(message(tag::COPY_DONE, b""));
+        bytes.extend(message(tag::READY_FOR_QUERY, b"I"));
+        let mut r = responses_of(bytes);
+        assert_eq!(next(&mut r).0, tag::COPY_OUT_RESPONSE);
+        assert_eq!(r.next_buffered(tag::DATA_ROW), None);
+        assert_eq!(r.next_buffered(tag::COPY_DATA).as_deref(), Some(&b"1\n"[..]));
+        assert_eq!(r.next_buffered(tag::COPY_DATA).as_deref(), Some(&b"2\n"[..]));
+        assert_eq!(r.next_buffered(tag::COPY_DATA), None);
+        assert_eq!(next(&mut r).0, tag::COPY_DONE);
+        assert_eq!(r.next_buffered(tag::READY_FOR_QUERY), None);
+        assert!(!r.ended_idle());
+        assert_eq!(next(&mut r).0, tag::READY_FOR_QUERY);
+        assert!(r.ended_idle());
     }
 
     /// While a BEGIN's answers in front are still to be skipped, rows go

@@ -133,6 +133,10 @@ impl RowStream {
     }
 
     fn poll_row(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Row, Error>>> {
+        if let Some(row) = self.buffered_row() {
+            self.rows += 1;
+            return Poll::Ready(Some(Ok(row)));
+        }
         let polled = self.poll_inner(cx);
         match &polled {
             Poll::Ready(Some(Ok(_))) => self.rows += 1,
@@ -141,6 +145,29 @@ impl RowStream {
             Poll::Pending => {}
         }
         polled
+    }
+
+    /// The next row if it is a DataRow already in hand: a large result
+    /// arrives in chunks of hundreds of rows, and taking each through
+    /// [`poll_step`](Self::poll_step) cost a round through the response
+    /// reader per row. Anything else (another message, a chunk used up,
+    /// an error already recorded, a malformed row) is left to the checked
+    /// path; a row that does not fit the columns is recorded as the
+    /// stream's error, as `poll_step` does.
+    #[inline]
+    fn buffered_row(&mut self) -> Option<Row> {
+        if self.done || self.reply.error().is_some() {
+            return None;
+        }
+        let columns = self.columns.as_ref()?;
+        let body = self.responses.next_buffered_row()?;
+        match Row::from_body(columns, body) {
+            Ok(row) => Some(row),
+            Err(e) => {
+                self.reply.fail(e);
+                None
+            }
+        }
     }
 
     /// Closes the span: the stream has ended, with `failed` or not.
