@@ -366,8 +366,14 @@ mod tests {
         let mut r = responses_of(bytes);
         assert_eq!(next(&mut r).0, tag::COPY_OUT_RESPONSE);
         assert_eq!(r.next_buffered(tag::DATA_ROW), None);
-        assert_eq!(r.next_buffered(tag::COPY_DATA).as_deref(), Some(&b"1\n"[..]));
-        assert_eq!(r.next_buffered(tag::COPY_DATA).as_deref(), Some(&b"2\n"[..]));
+        assert_eq!(
+            r.next_buffered(tag::COPY_DATA).as_deref(),
+            Some(&b"1\n"[..])
+        );
+        assert_eq!(
+            r.next_buffered(tag::COPY_DATA).as_deref(),
+            Some(&b"2\n"[..])
+        );
         assert_eq!(r.next_buffered(tag::COPY_DATA), None);
         assert_eq!(next(&mut r).0, tag::COPY_DONE);
         assert_eq!(r.next_buffered(tag::READY_FOR_QUERY), None);
