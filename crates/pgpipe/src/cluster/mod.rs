@@ -66,6 +66,8 @@ mod builder;
 mod cluster;
 mod consistency;
 mod fanout;
+#[cfg(feature = "cluster-toml")]
+mod file;
 mod host;
 mod key;
 mod lag;
