@@ -66,6 +66,10 @@ pub(crate) struct HostNode {
     pub(crate) requests: AtomicU64,
     pub(crate) errors: AtomicU64,
     seen: Mutex<Seen>,
+    /// When a write here last failed with 25006: a probe that started
+    /// before it (its answer possibly older than the refusal) must not
+    /// make the host primary again.
+    demoted_at: Mutex<Option<Instant>>,
     last_error: Mutex<Option<String>>,
     /// The probe's own session, kept open between probes; the lock also
     /// makes on-demand refreshes of one host run one at a time.
@@ -99,6 +103,7 @@ impl HostNode {
                 wal_block: 8192,
                 probe_pid: None,
             }),
+            demoted_at: Mutex::new(None),
             last_error: Mutex::new(None),
             probe: tokio::sync::Mutex::new(None),
         }
@@ -148,7 +153,12 @@ impl HostNode {
     /// A write here failed with 25006: no more writes until a probe says
     /// it is writable again.
     pub(crate) fn mark_read_only(&self, why: &Error) {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner()).role = Role::ReadOnly;
+        // Under the `seen` lock, so that a probe result being applied sees
+        // both or neither.
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.role = Role::ReadOnly;
+        *self.demoted_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        drop(seen);
         *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_string());
         tracing::info!(target: "pgpipe::cluster", host = %self.label, "a write was refused as read-only (25006): the host leaves the write lane");
     }
@@ -185,20 +195,43 @@ impl HostNode {
                 format!("the probe did not answer within {timeout:?}"),
             ))
         });
+        if result.is_err() {
+            // A session that failed may be broken: the next probe opens a
+            // new one.
+            *probe = None;
+        }
+        self.apply(started, result)
+    }
+
+    /// Records what a probe that started at `started` found. A host a
+    /// write found read-only (25006) after that start stays out of the
+    /// write lane: only a probe that started after the refusal may call
+    /// it primary again.
+    fn apply(&self, started: Instant, result: Result<Seen, Error>) -> Seen {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         match result {
             Ok(found) => {
+                let mut demoted_at = self.demoted_at.lock().unwrap_or_else(|e| e.into_inner());
+                let stale = demoted_at.is_some_and(|d| started < d);
+                let role = if stale && found.role == Role::Primary {
+                    Role::ReadOnly
+                } else {
+                    found.role
+                };
+                if !stale {
+                    *demoted_at = None;
+                }
                 *seen = Seen {
                     at: Some(started),
+                    role,
                     ..found
                 };
-                *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                if !stale {
+                    *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                }
             }
             Err(e) => {
                 tracing::debug!(target: "pgpipe::cluster", host = %self.label, error = %e, "probe failed");
-                // A session that failed may be broken: the next probe
-                // opens a new one.
-                *probe = None;
                 seen.role = Role::Unreachable;
                 seen.at = Some(started);
                 *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
@@ -264,5 +297,67 @@ impl fmt::Debug for HostNode {
             .field("label", &self.label)
             .field("seen", &self.seen())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host() -> HostNode {
+        let mut config = Config::new();
+        config.host("127.0.0.1").dbname("db");
+        HostNode::new(config, PoolConfig::new(), None)
+    }
+
+    fn found(role: Role) -> Result<Seen, Error> {
+        Ok(Seen {
+            role,
+            position: None,
+            at: None,
+            in_hot_standby: None,
+            wal_block: 8192,
+            probe_pid: Some(1),
+        })
+    }
+
+    fn refused() -> Error {
+        Error::new(
+            ErrorKind::Db,
+            "cannot execute INSERT in a read-only transaction",
+        )
+    }
+
+    /// A probe in flight when a write met 25006 answers from before the
+    /// refusal: its "primary" must not put the host back in the write lane.
+    /// A probe started after the refusal decides.
+    #[test]
+    fn a_25006_sticks_until_a_later_probe_says_otherwise() {
+        let host = host();
+        host.apply(Instant::now(), found(Role::Primary));
+        assert_eq!(host.seen().role, Role::Primary);
+
+        let in_flight = Instant::now();
+        host.mark_read_only(&refused());
+        assert_eq!(
+            host.apply(in_flight, found(Role::Primary)).role,
+            Role::ReadOnly
+        );
+        assert_eq!(host.seen().role, Role::ReadOnly);
+        assert!(host.last_error().is_some());
+        // What the old probe found otherwise is kept (a standby stays one).
+        assert_eq!(
+            host.apply(in_flight, found(Role::Standby)).role,
+            Role::Standby
+        );
+
+        let later = Instant::now();
+        assert_eq!(host.apply(later, found(Role::Primary)).role, Role::Primary);
+        assert!(host.last_error().is_none());
+        // Cleared: an old probe's answer counts again.
+        assert_eq!(
+            host.apply(in_flight, found(Role::Primary)).role,
+            Role::Primary
+        );
     }
 }
