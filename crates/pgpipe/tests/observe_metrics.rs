@@ -268,6 +268,73 @@ async fn pool_and_operation_metrics_after_a_known_workload() {
             exporter.count("db.client.connection.timeouts", &with_name),
             1
         );
+
+        // A cluster publishes per host and shard at each probe round.
+        let shards = [
+            common::database("metrics_shard"),
+            common::database("metrics_shard"),
+        ];
+        let c = common::cluster();
+        let url = |db: &pgpipe_testkit::TestDatabase| {
+            format!(
+                "postgres://{}@127.0.0.1:{}/{}",
+                c.superuser(),
+                c.port(),
+                db.name()
+            )
+        };
+        let cluster = pgpipe::cluster::Cluster::builder()
+            .shard(0, [url(&shards[0])])
+            .shard(1, [url(&shards[1])])
+            .max_connections(4)
+            .probe_interval(Duration::from_millis(50))
+            .build()
+            .unwrap();
+        for _ in 0..3 {
+            cluster
+                .shard_id(0)
+                .unwrap()
+                .primary()
+                .execute("SELECT 1", ())
+                .await
+                .unwrap();
+        }
+        cluster
+            .shard_id(1)
+            .unwrap()
+            .primary()
+            .execute("SELECT 1/0", ())
+            .await
+            .unwrap_err();
+        let host0 = format!("127.0.0.1:{}/{}", c.port(), shards[0].name());
+        let host1 = format!("127.0.0.1:{}/{}", c.port(), shards[1].name());
+        let on0 = [("pgpipe.shard", "0"), ("server.address", host0.as_str())];
+        let on1 = [("pgpipe.shard", "1"), ("server.address", host1.as_str())];
+        common::eventually("a probe round published both shards", || async {
+            exporter.count("pgpipe.cluster.requests", &on0) == 3
+                && exporter.count("pgpipe.cluster.errors", &on1) == 1
+        })
+        .await;
+        assert_eq!(exporter.count("pgpipe.cluster.requests", &on1), 1);
+        assert_eq!(exporter.count("pgpipe.cluster.errors", &on0), 0);
+        let primary = [on0.as_slice(), &[("pgpipe.cluster.role", "primary")]].concat();
+        assert_eq!(exporter.gauge("pgpipe.cluster.host.role", &primary), 1.0);
+        let standby = [on0.as_slice(), &[("pgpipe.cluster.role", "standby")]].concat();
+        assert_eq!(exporter.gauge("pgpipe.cluster.host.role", &standby), 0.0);
+        // Idle plus used (checked out or serving the shared lane) is every
+        // connection of the host's pool.
+        let used = [on0.as_slice(), &[("db.client.connection.state", "used")]].concat();
+        let idle = [on0.as_slice(), &[("db.client.connection.state", "idle")]].concat();
+        let open = exporter.gauge("pgpipe.cluster.connection.count", &used)
+            + exporter.gauge("pgpipe.cluster.connection.count", &idle);
+        assert_eq!(open, cluster.stats().shards[0].open as f64);
+        assert!(open >= 1.0);
+        assert_eq!(
+            exporter.gauge("pgpipe.cluster.connection.budget.max", &[]),
+            4.0
+        );
+        let held = exporter.gauge("pgpipe.cluster.connection.budget.used", &[]);
+        assert!((1.0..=4.0).contains(&held), "{held}");
     })
     .await
 }
