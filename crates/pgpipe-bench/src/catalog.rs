@@ -33,6 +33,10 @@ impl DriverKind {
         let pooled_ozo =
             matches!(variant.shape, Shape::Ozo(c) if c != OzoCase::Basic && c != OzoCase::Reuse);
         match (self, workload) {
+            (D::Pgpipe | D::DeadpoolPostgres, Workload::Shards) => None,
+            (_, Workload::Shards) => Some(
+                "measured for pgpipe's Cluster against deadpool-postgres pools per shard",
+            ),
             (D::XitcaPostgres | D::ZeroPostgres, _) => newest_peer_unsupported(self, workload, variant),
             (
                 D::PgpipeCoalesced,
@@ -208,6 +212,11 @@ pub async fn connect_sessions<C: Connected>(
             D::TokioPostgres => one(to, tokio_postgres::batch::Batch::connect(url, size).await?),
             _ => return Err(no("batch")),
         },
+        Shape::Shards => {
+            return Err(BenchError::new(
+                "shards runs on a fleet of its own (runner::shards)",
+            ))
+        }
         _ if workload == Workload::Pool && variant.pool != PoolMode::Dedicated => {
             connect_pooled(driver, url, variant, to).await?
         }

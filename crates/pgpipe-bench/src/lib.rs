@@ -16,6 +16,7 @@ pub mod drivers;
 pub mod error;
 pub mod families;
 pub mod fixtures;
+pub mod fleet;
 pub mod histogram;
 pub mod http;
 pub mod install;

@@ -124,6 +124,19 @@ pub fn shape_note(driver: DriverKind, variant: &Variant) -> Option<String> {
         (Shape::Copy(CopyCase::Out), D::TokioPostgres) => "BinaryCopyOutStream: every value decoded (try_get)".into(),
         (Shape::Copy(CopyCase::Out), D::Sqlx) => "copy_out_raw: bytes only, rows counted (sqlx has no COPY decoder)".into(),
         (Shape::Replay, _) => "answered by the in-tool replay server (captured response)".into(),
+        (Shape::Shards, D::Pgpipe) => format!(
+            "Cluster, hash map over 100 shards, a Pool per host (max_size {}, shared lane {}) + the \
+             probe's session per host; {} tasks: shard(key), replica(Any).query_one / primary().execute",
+            crate::drivers::pgpipe::shards::MAX_SIZE,
+            crate::drivers::pgpipe::shards::SHARED,
+            variant.total_tasks()
+        ),
+        (Shape::Shards, _) => format!(
+            "a pool per shard and host (max_size {}), shard = FNV-1a(key) % 100; {} tasks: get() + \
+             prepare_cached + query_one / execute",
+            crate::drivers::tokio_postgres::shards::MAX_SIZE,
+            variant.total_tasks()
+        ),
         (Shape::Streamed, D::Raw) => "the same as 50k: raw always decodes as it reads".into(),
         (Shape::Streamed, D::Pgpipe) => "query_stream + next_batch: rows read in place, each decoded as it arrives".into(),
         (Shape::Streamed, D::TokioPostgres) => "query_raw: each row decoded as it arrives".into(),

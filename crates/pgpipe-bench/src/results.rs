@@ -28,6 +28,10 @@ pub struct Round {
     pub rows_per_op: Option<f64>,
     /// Peak RSS of the process that did the work, when measured.
     pub peak_rss_bytes: Option<u64>,
+    /// Server connections the driver held after the round (`shards`).
+    pub server_connections: Option<u64>,
+    /// Live heap bytes the driver holds (`shards`).
+    pub client_heap_bytes: Option<u64>,
 }
 
 impl Round {
@@ -43,6 +47,8 @@ impl Round {
             allocs_per_op: o.costs.allocs.map(|a| a as f64 / ops),
             rows_per_op: o.rows.filter(|_| o.ops > 0).map(|r| r as f64 / ops),
             peak_rss_bytes: o.peak_rss,
+            server_connections: o.server_connections,
+            client_heap_bytes: o.client_heap_bytes,
         }
     }
 }
@@ -119,6 +125,14 @@ pub struct ResultRow {
     /// Peak RSS of the measuring process, the largest of the rounds
     /// (`stream` only; null elsewhere).
     pub peak_rss_bytes: Option<u64>,
+    /// Server connections the driver held, the most after any round
+    /// (`shards`: counted in `pg_stat_activity` on every server of the
+    /// fleet; null elsewhere).
+    pub server_connections: Option<u64>,
+    /// Live heap bytes the driver held once connected and primed
+    /// (`shards`: the growth of the process's live heap over its setup,
+    /// from the counting allocator; null elsewhere).
+    pub client_heap_bytes: Option<u64>,
     /// Throughput / tokio-postgres's in the same workload and variant.
     pub ratio_vs_tokio_postgres: Option<f64>,
     /// Throughput / raw's.
@@ -173,6 +187,8 @@ impl ResultRow {
             p999_us: None,
             max_us: None,
             peak_rss_bytes: None,
+            server_connections: None,
+            client_heap_bytes: None,
             ratio_vs_tokio_postgres: None,
             ratio_vs_raw: None,
             cpu_ratio_vs_tokio_postgres: None,
@@ -198,6 +214,8 @@ impl ResultRow {
             self.rows_per_op = r.round().max(1.0) as u64;
         }
         self.peak_rss_bytes = rounds.iter().filter_map(|r| r.peak_rss_bytes).max();
+        self.server_connections = rounds.iter().filter_map(|r| r.server_connections).max();
+        self.client_heap_bytes = rounds.iter().filter_map(|r| r.client_heap_bytes).max();
         self.client_cpu_us_per_op =
             median(&rounds.iter().map(|r| r.cpu_us_per_op).collect::<Vec<_>>());
         self.client_cpu_ns_per_row = self
@@ -249,9 +267,10 @@ pub fn fill_ratios(rows: &mut [ResultRow]) {
         .iter()
         .map(|r| {
             (
-                // In ozo, tokio-postgres's pooled rows are deadpool-postgres.
+                // In ozo, tokio-postgres's pooled rows are deadpool-postgres;
+                // in shards, its pools per shard are the reference.
                 find(rows, &r.workload, &r.variant, "tokio-postgres").or_else(|| {
-                    (r.workload == "ozo")
+                    (r.workload == "ozo" || r.workload == "shards")
                         .then(|| find(rows, &r.workload, &r.variant, "deadpool-postgres"))
                         .flatten()
                 }),
@@ -296,6 +315,8 @@ mod tests {
                 allocs_per_op: Some(1.0),
                 rows_per_op: Some(1.0),
                 peak_rss_bytes: None,
+                server_connections: None,
+                client_heap_bytes: None,
             })
             .collect();
         row.summarize(&rounds, &histogram::new_histogram(), false);

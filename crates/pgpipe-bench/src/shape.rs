@@ -68,6 +68,8 @@ pub enum Shape {
     /// A `rows-*` workload read through each driver's row stream, every row
     /// decoded as it arrives (the plain variant collects all rows first).
     Streamed,
+    /// `shards`: the mix on the fleet of throwaway servers.
+    Shards,
 }
 
 /// Requests (and so round trips, unless pipelined) per TechEmpower

@@ -135,8 +135,9 @@ async fn run_cell(
             .await
             .map(|_| ()),
         Some(_) => {
-            // The replay server is not PostgreSQL: no backend to measure.
-            let server = server.filter(|_| s.replay_addr().is_none());
+            // The replay server is not PostgreSQL, and `shards` runs on
+            // servers of its own: no backend of this server to measure.
+            let server = server.filter(|_| s.on_main_server());
             let before = match server {
                 Some(sv) => sv.snapshot().await.ok(),
                 None => None,

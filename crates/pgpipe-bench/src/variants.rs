@@ -15,6 +15,9 @@ pub const FAILING_VARIANT: &str = "64-fail1%";
 /// Selects per batch of the `batch` workload's variants.
 pub const BATCH_SIZES: [usize; 2] = [16, 64];
 
+/// Concurrent tasks of the `shards` workload (all shards together).
+pub const SHARD_TASKS: usize = 256;
+
 /// Connection counts of the ozo `complex-*` rows (the talk's 1..64).
 pub const OZO_CONNECTIONS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 /// The same in the quick suite.
@@ -149,6 +152,13 @@ impl Plan {
                 .iter()
                 .map(|&size| one(&size.to_string(), Shape::Batch { size }))
                 .collect(),
+            Workload::Shards => vec![variant(
+                &SHARD_TASKS.to_string(),
+                1,
+                SHARD_TASKS,
+                PoolMode::Dedicated,
+                Shape::Shards,
+            )],
             Workload::Copy => vec![
                 one("in-1M", Shape::Copy(CopyCase::In)),
                 one("out-1M", Shape::Copy(CopyCase::Out)),

@@ -34,11 +34,14 @@ pub enum Workload {
     Copy,
     /// Explicit batches of point selects under one Sync.
     Batch,
+    /// 100 shards over a few servers: pgpipe's `Cluster` against a
+    /// deadpool-postgres pool per shard and host.
+    Shards,
 }
 
 impl Workload {
     /// Every implemented workload, in suite order.
-    pub const ALL: [Workload; 13] = [
+    pub const ALL: [Workload; 14] = [
         Workload::Latency,
         Workload::Pipeline,
         Workload::Unprepared,
@@ -52,6 +55,7 @@ impl Workload {
         Workload::Stream,
         Workload::Copy,
         Workload::Batch,
+        Workload::Shards,
     ];
 
     /// The workloads of the quick suite (no `--workloads`, not `--full`):
@@ -85,6 +89,7 @@ impl Workload {
             Workload::Stream => "stream",
             Workload::Copy => "copy",
             Workload::Batch => "batch",
+            Workload::Shards => "shards",
         }
     }
 
@@ -103,6 +108,7 @@ impl Workload {
             Workload::Techempower => "TechEmpower Fortunes, Multiple queries (N=20), Updates (N=20), 16 tasks on one connection, no HTTP",
             Workload::Stream => "stream 10M rows (1M in the quick suite), each driver in a child process: rows/s and peak RSS",
             Workload::Copy => "COPY 1M rows of (int8, text, float8, timestamptz) in (typed binary writer) and out (every value decoded), one COPY per operation",
+            Workload::Shards => "100 shards (25 databases on each of 4 throwaway servers, a streaming standby for 2 of them): random keys, 80 % reads on the shard's replica where it has one, 20 % UPDATEs on its primary; pgpipe's Cluster vs a deadpool-postgres pool per shard and host: ops/s, p99, server connections, client heap",
             Workload::Batch => "explicit batches of N point selects on one connection (pgpipe: batch().run_atomic(), one Sync; tokio-postgres: N pipelined query_one; pgbench: \\startpipeline N): selects/s",
         }
     }

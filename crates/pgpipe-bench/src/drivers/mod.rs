@@ -86,6 +86,8 @@ op_without_key!(
     tokio_postgres::ozo::Conn,
     xitca::ozo::Conn,
     zero::ozo::Conn,
+    pgpipe::shards::Shards,
+    tokio_postgres::shards::Shards,
 );
 
 /// Implements [`Op`] for a batch type (its own `op(&self, key)`; one

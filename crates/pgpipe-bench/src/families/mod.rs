@@ -9,5 +9,6 @@ pub mod copy;
 pub mod failing;
 pub mod ozo;
 pub mod pool;
+pub mod shards;
 pub mod stream;
 pub mod techempower;

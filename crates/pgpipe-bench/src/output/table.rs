@@ -3,7 +3,7 @@
 use crate::results::{ResultRow, Status};
 
 /// Column headers.
-pub const HEADERS: [&str; 19] = [
+pub const HEADERS: [&str; 21] = [
     "workload",
     "variant",
     "driver",
@@ -23,6 +23,8 @@ pub const HEADERS: [&str; 19] = [
     "rw syscalls/op",
     "allocs/op",
     "peak RSS MiB",
+    "srv conns",
+    "heap MiB",
 ];
 
 fn num(v: Option<f64>, digits: usize) -> String {
@@ -67,6 +69,11 @@ pub fn cells(r: &ResultRow) -> Vec<String> {
         num(r.syscalls_per_op, 2),
         num(r.allocs_per_op, 1),
         num(r.peak_rss_bytes.map(|b| b as f64 / (1u64 << 20) as f64), 1),
+        num(r.server_connections.map(|n| n as f64), 0),
+        num(
+            r.client_heap_bytes.map(|b| b as f64 / (1u64 << 20) as f64),
+            1,
+        ),
     ]
 }
 

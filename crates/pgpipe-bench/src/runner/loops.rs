@@ -40,6 +40,8 @@ pub(super) async fn run_child(
         },
         rows: Some(r.rows),
         peak_rss: r.peak_rss_bytes,
+        server_connections: None,
+        client_heap_bytes: None,
     })
 }
 
@@ -178,6 +180,8 @@ async fn run_sessions<S: Op>(
         costs: probe.finish(),
         rows: Some(rows),
         peak_rss: None,
+        server_connections: None,
+        client_heap_bytes: None,
     })
 }
 
@@ -212,5 +216,7 @@ pub(super) async fn run_raw(
         costs: probe.finish(),
         rows: None,
         peak_rss: None,
+        server_connections: None,
+        client_heap_bytes: None,
     })
 }

@@ -9,6 +9,7 @@ use hdrhistogram::Histogram;
 
 use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
 mod loops;
+pub mod shards;
 
 use loops::{run_child, run_raw, RunSessions};
 
@@ -41,6 +42,10 @@ pub struct RunOutcome {
     pub rows: Option<u64>,
     /// Peak RSS of the process that did the work (`stream` only).
     pub peak_rss: Option<u64>,
+    /// Server connections the driver held after the run (`shards` only).
+    pub server_connections: Option<u64>,
+    /// Live heap bytes the driver holds (`shards` only).
+    pub client_heap_bytes: Option<u64>,
 }
 
 impl RunOutcome {
@@ -77,6 +82,8 @@ pub enum Subject {
         /// The bench binary.
         exe: std::path::PathBuf,
     },
+    /// `shards`: a driver on the shared fleet of throwaway servers.
+    Shards(Box<shards::ShardsSubject>),
     /// A subject connected to the replay server (kept running with it).
     Replayed {
         /// The subject, connected to the replay server.
@@ -96,6 +103,15 @@ impl Subject {
         workload: Workload,
         variant: &Variant,
     ) -> Result<Subject, BenchError> {
+        if variant.shape == Shape::Shards {
+            // Its own servers (the fleet bounds its start); `url` is unused.
+            let subject = shards::ShardsSubject::connect(
+                driver,
+                crate::fleet::SHARDS_FLEET,
+                variant.total_tasks(),
+            );
+            return Ok(Subject::Shards(Box::new(subject.await?)));
+        }
         if variant.shape != Shape::Replay {
             return Subject::connect_to(driver, url, workload, variant).await;
         }
@@ -178,6 +194,8 @@ impl Subject {
                         costs: probe.finish(),
                         rows: None,
                         peak_rss: None,
+                        server_connections: None,
+                        client_heap_bytes: None,
                     })
                 }
                 Subject::Child {
@@ -186,6 +204,7 @@ impl Subject {
                     rows,
                     exe,
                 } => run_child(exe, *driver, url, *rows).await,
+                Subject::Shards(s) => s.run(duration, rate).await,
                 Subject::Replayed { inner, .. } => {
                     Box::pin(inner.run(tasks_per_conn, duration, rate)).await
                 }
@@ -198,6 +217,13 @@ impl Subject {
         tokio::time::timeout(limit, fut)
             .await
             .map_err(|_| BenchError::new("run did not finish in time"))?
+    }
+
+    /// Whether the run's own server (the one `--url` names or the
+    /// throwaway one) serves this subject: not for the replay server, nor
+    /// for `shards`, which has servers of its own.
+    pub fn on_main_server(&self) -> bool {
+        !matches!(self, Subject::Replayed { .. } | Subject::Shards(_))
     }
 
     /// The replay server's address, for a `replay` subject.

@@ -5,6 +5,7 @@ pub mod copy;
 pub mod failing;
 pub mod ozo;
 pub mod pool;
+pub mod shards;
 pub mod stream;
 pub mod techempower;
 
@@ -90,7 +91,8 @@ impl Conn {
             | Workload::Techempower
             | Workload::Stream
             | Workload::Copy
-            | Workload::Batch => {
+            | Workload::Batch
+            | Workload::Shards => {
                 return Err(BenchError::new(format!("{workload} has its own adapter")))
             }
             Workload::Latency | Workload::Pipeline => Some(fixtures::POINT_SQL.to_string()),
@@ -133,7 +135,8 @@ impl Conn {
             | Workload::Techempower
             | Workload::Stream
             | Workload::Copy
-            | Workload::Batch => Err(BenchError::new(format!(
+            | Workload::Batch
+            | Workload::Shards => Err(BenchError::new(format!(
                 "{} has its own adapter",
                 self.workload
             ))),

@@ -62,7 +62,8 @@ impl Conn {
             | Workload::Techempower
             | Workload::Stream
             | Workload::Copy
-            | Workload::Batch => {
+            | Workload::Batch
+            | Workload::Shards => {
                 return Err(BenchError::new(format!("{workload} has its own adapter")))
             }
         };
@@ -90,7 +91,8 @@ impl Conn {
             | Workload::Techempower
             | Workload::Stream
             | Workload::Copy
-            | Workload::Batch => Err(BenchError::new(format!(
+            | Workload::Batch
+            | Workload::Shards => Err(BenchError::new(format!(
                 "{} has its own adapter",
                 self.workload
             ))),

@@ -6,6 +6,7 @@ pub mod copy;
 pub mod deadpool;
 pub mod failing;
 pub mod ozo;
+pub mod shards;
 pub mod stream;
 pub mod techempower;
 
@@ -64,7 +65,8 @@ impl Conn {
             | Workload::Techempower
             | Workload::Stream
             | Workload::Copy
-            | Workload::Batch => {
+            | Workload::Batch
+            | Workload::Shards => {
                 return Err(BenchError::new(format!("{workload} has its own adapter")))
             }
             Workload::Latency | Workload::Pipeline | Workload::Pool => {
@@ -109,7 +111,8 @@ impl Conn {
             | Workload::Techempower
             | Workload::Stream
             | Workload::Copy
-            | Workload::Batch => Err(BenchError::new(format!(
+            | Workload::Batch
+            | Workload::Shards => Err(BenchError::new(format!(
                 "{} has its own adapter",
                 self.workload
             ))),
