@@ -12,6 +12,7 @@ use pgpipe_testkit::Cluster;
 
 use crate::error::BenchError;
 use crate::families::shards::{shard_of, ShardHosts, Topology};
+use crate::server_cpu::{ServerCpu, ServerSnapshot};
 
 /// How big a fleet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +61,8 @@ const MONITOR: &str = "pgpipe-bench-fleet-monitor";
 pub struct Fleet {
     // Dropped first: sessions close before their servers stop.
     monitors: Vec<pgpipe::Client>,
+    /// The backends' CPU of each server, where its processes are visible.
+    cpus: Vec<ServerCpu>,
     topology: Topology,
     spec: FleetSpec,
     /// Standbys stop before their primaries.
@@ -176,6 +179,7 @@ impl Fleet {
         }
         Ok(Fleet {
             monitors: Vec::new(),
+            cpus: Vec::new(),
             topology: Topology {
                 shards,
                 keys: spec.keys,
@@ -216,8 +220,33 @@ impl Fleet {
             // pg_stat_activity shows the sessions of every database.
             let url = crate::families::shards::named(&server.superuser_url("postgres"), MONITOR);
             self.monitors.push(pgpipe::connect(&url).await?);
+            if let Some(cpu) = ServerCpu::connect(&url).await? {
+                self.cpus.push(cpu);
+            }
         }
         Ok(())
+    }
+
+    /// The backends' CPU of every server now (`None` unless every server's
+    /// processes are visible here).
+    pub async fn cpu_snapshot(&self) -> Option<Vec<ServerSnapshot>> {
+        if self.cpus.len() != self.monitors.len() {
+            return None;
+        }
+        let mut all = Vec::with_capacity(self.cpus.len());
+        for cpu in &self.cpus {
+            all.push(cpu.snapshot().await.ok()?);
+        }
+        Some(all)
+    }
+
+    /// The servers' backend CPU between two [`cpu_snapshot`](Self::cpu_snapshot)s.
+    pub fn cpu_between(&self, start: &[ServerSnapshot], end: &[ServerSnapshot]) -> Duration {
+        self.cpus
+            .iter()
+            .zip(start.iter().zip(end))
+            .map(|(cpu, (a, b))| cpu.between(a, b))
+            .sum()
     }
 
     /// The shards and keys.

@@ -157,6 +157,7 @@ async fn run_cell(
             };
             match run {
                 Ok(o) => {
+                    let server_cpu = server_cpu.or(o.server_cpu);
                     cell.rounds.push(Round::from_outcome(&o, server_cpu));
                     let _ = cell.hist.add(&o.hist);
                     Ok(())

@@ -98,7 +98,7 @@ pub fn draw(keys: i64) -> Draw {
     });
     Draw {
         key: ((r >> 1) % keys.max(1) as u64) as i64,
-        write: (r & 0xffff) % WRITE_EVERY == 0,
+        write: (r & 0xffff).is_multiple_of(WRITE_EVERY),
     }
 }
 

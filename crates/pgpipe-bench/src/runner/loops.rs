@@ -42,6 +42,7 @@ pub(super) async fn run_child(
         peak_rss: r.peak_rss_bytes,
         server_connections: None,
         client_heap_bytes: None,
+        server_cpu: None,
     })
 }
 
@@ -182,6 +183,7 @@ async fn run_sessions<S: Op>(
         peak_rss: None,
         server_connections: None,
         client_heap_bytes: None,
+        server_cpu: None,
     })
 }
 
@@ -218,5 +220,6 @@ pub(super) async fn run_raw(
         peak_rss: None,
         server_connections: None,
         client_heap_bytes: None,
+        server_cpu: None,
     })
 }

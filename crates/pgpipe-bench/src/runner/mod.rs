@@ -46,6 +46,9 @@ pub struct RunOutcome {
     pub server_connections: Option<u64>,
     /// Live heap bytes the driver holds (`shards` only).
     pub client_heap_bytes: Option<u64>,
+    /// CPU of the servers' backends during the run, when the subject
+    /// measures it itself (`shards`: every server of its fleet).
+    pub server_cpu: Option<Duration>,
 }
 
 impl RunOutcome {
@@ -196,6 +199,7 @@ impl Subject {
                         peak_rss: None,
                         server_connections: None,
                         client_heap_bytes: None,
+                        server_cpu: None,
                     })
                 }
                 Subject::Child {

@@ -96,13 +96,18 @@ impl ShardsSubject {
     }
 
     /// One run: closed loop (or open loop at `rate`), then the server
-    /// connections the driver holds, counted on every server.
+    /// connections the driver holds, counted on every server, and the CPU
+    /// of every server's backends during the run.
     pub async fn run(
         &self,
         duration: Duration,
         rate: Option<f64>,
     ) -> Result<RunOutcome, BenchError> {
+        let before = self.fleet.cpu_snapshot().await;
         let mut out = self.sessions.run(self.tasks, duration, rate).await?;
+        if let (Some(before), Some(after)) = (before, self.fleet.cpu_snapshot().await) {
+            out.server_cpu = Some(self.fleet.cpu_between(&before, &after));
+        }
         out.server_connections = Some(self.fleet.connections(&self.application_name).await?);
         out.client_heap_bytes = Some(self.held_bytes);
         Ok(out)
