@@ -106,7 +106,7 @@ pub use fake::{
     msg, scram, FakeError, FakeErrorKind, FakeServer, Responder, Script, Step, Transcript,
 };
 pub use patroni::{
-    Member, PatroniCluster, PatroniNode, FAILOVER_TIMEOUT, PATRONI_PG_MAJOR, REJOIN_GRACE,
+    Crashed, Member, PatroniCluster, PatroniNode, FAILOVER_TIMEOUT, PATRONI_PG_MAJOR, REJOIN_GRACE,
 };
 pub use per_test::{run_test, test_server, TestOutcome, TestSpec, DATABASE_URL_VAR};
 /// A test with a fresh database, as `#[sqlx::test]`.

@@ -64,9 +64,19 @@ const READY_TIMEOUT: Duration = Duration::from_secs(240);
 /// machine.
 pub const FAILOVER_TIMEOUT: Duration = Duration::from_secs(120);
 const NODES: usize = 3;
-/// How long a member may stay down during [`PatroniCluster::wait_healthy`]
+/// How long a member may stay out of streaming during [`PatroniCluster::wait_healthy`]
 /// before it is reinitialized.
-pub const REJOIN_GRACE: Duration = Duration::from_secs(60);
+pub const REJOIN_GRACE: Duration = Duration::from_secs(30);
+
+/// What [`PatroniCluster::kill_primary`] killed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Crashed {
+    /// The member whose postmaster was killed.
+    pub leader: String,
+    /// The timeline it was writing on.
+    pub timeline: u32,
+}
 
 /// etcd and three Patroni nodes on loopback, each running PostgreSQL with
 /// its links to the others going through fault proxies.
@@ -192,55 +202,78 @@ impl PatroniCluster {
 
     /// Waits (bounded by `timeout`) until there is a leader that takes
     /// writes and the two other members are running replicas streaming
-    /// from it (`pg_stat_replication` on the leader), one of them its
-    /// synchronous standby; returns the leader.
+    /// from it (`pg_stat_replication` on the leader, by the members' names),
+    /// one of them its synchronous standby; returns the leader.
     ///
-    /// A member that stays down for [`REJOIN_GRACE`] (an old primary whose
-    /// pg_rewind Patroni did not start, seen after `kill -9`: "requested
-    /// timeline does not contain minimum recovery point") is reinitialized
-    /// once through Patroni's `POST /reinitialize`, as an operator would;
+    /// A member that does not stream from the leader for [`REJOIN_GRACE`]
+    /// is reinitialized through Patroni's `POST /reinitialize`, as an
+    /// operator would: Patroni 3.0.2 does not always rewind an old primary
+    /// (seen after `kill -9`: "requested timeline does not contain minimum
+    /// recovery point", and after a partition: a demoted primary left
+    /// running on its old timeline, which Patroni reports as a running
+    /// replica). At most once per member and call;
     /// [`reinitialized`](PatroniCluster::reinitialized) lists them.
     pub fn wait_healthy(&self, timeout: Duration) -> Result<String, TestkitError> {
         let mut leader = String::new();
-        let mut down_since: Vec<(String, Instant)> = Vec::new();
+        let mut behind_since: Vec<(String, Instant)> = Vec::new();
+        let mut reinitialized_here: Vec<String> = Vec::new();
         self.wait_until("a leader and two streaming replicas", timeout, |c| {
             let members = c.members()?;
+            let writable = match members.iter().find(|m| m.is_leader()) {
+                Some(l) => {
+                    let node = c.node_named(&l.name)?;
+                    (!node.in_recovery()?).then(|| (l.name.clone(), node))
+                }
+                None => None,
+            };
+            // Who streams from the leader (Patroni's application_name is
+            // the member's name).
+            let streaming: Vec<String> = match &writable {
+                Some((_, node)) => node
+                    .query(
+                        "SELECT application_name FROM pg_stat_replication \
+                         WHERE state = 'streaming'",
+                    )?
+                    .into_iter()
+                    .filter_map(|row| row.into_iter().next().flatten())
+                    .collect(),
+                None => Vec::new(),
+            };
             for m in &members {
-                if m.is_leader() || m.is_running_replica() {
-                    down_since.retain(|(n, _)| n != &m.name);
-                } else if !down_since.iter().any(|(n, _)| n == &m.name) {
-                    down_since.push((m.name.clone(), Instant::now()));
+                let fine = m.is_leader()
+                    || writable.is_none()
+                    || (m.is_running_replica() && streaming.contains(&m.name));
+                if fine {
+                    behind_since.retain(|(n, _)| n != &m.name);
+                } else if !behind_since.iter().any(|(n, _)| n == &m.name) {
+                    behind_since.push((m.name.clone(), Instant::now()));
                 }
             }
-            for (name, since) in &down_since {
-                if since.elapsed() >= REJOIN_GRACE && !c.reinitialized().contains(name) {
+            for (name, since) in &behind_since {
+                if since.elapsed() >= REJOIN_GRACE && !reinitialized_here.contains(name) {
                     rest::reinitialize(c.node_named(name)?.rest_addr())?;
+                    reinitialized_here.push(name.clone());
                     c.reinitialized
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
                         .push(name.clone());
                 }
             }
-            let Some(l) = members.iter().find(|m| m.is_leader()) else {
+            let Some((name, _)) = writable else {
                 return Ok(false);
             };
-            let replicas = members.iter().filter(|m| m.is_running_replica()).count();
             // In synchronous mode only the synchronous standby may be
             // promoted: until there is one, no failover is safe.
-            let synchronous = members.iter().any(|m| m.role == "sync_standby");
-            if replicas < NODES - 1 || !synchronous {
-                return Ok(false);
-            }
-            let node = c.node_named(&l.name)?;
-            let rows = node.query(
-                "SELECT pg_is_in_recovery(), \
-                        (SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming')",
-            )?;
-            let row = rows.first().cloned().unwrap_or_default();
-            let ok = row.first().cloned().flatten().as_deref() == Some("f")
-                && row.get(1).cloned().flatten().as_deref() == Some("2");
+            let synchronous = members
+                .iter()
+                .any(|m| m.role == "sync_standby" && streaming.contains(&m.name));
+            let replicas = members
+                .iter()
+                .filter(|m| m.is_running_replica() && streaming.contains(&m.name))
+                .count();
+            let ok = replicas == NODES - 1 && synchronous;
             if ok {
-                leader = l.name.clone();
+                leader = name;
             }
             Ok(ok)
         })?;
@@ -261,18 +294,76 @@ impl PatroniCluster {
         Ok(leader)
     }
 
-    /// `kill -9` of the leader's postmaster (its backends die with it).
-    /// Patroni is set to fail a crashed primary over rather than restart
-    /// it in place, so a replica takes over and the old primary rejoins
-    /// as a replica. Returns the old leader's name.
-    pub fn kill_primary(&self) -> Result<String, TestkitError> {
+    /// `kill -9` of the leader's postmaster (its backends die with it), as
+    /// when a primary's server dies under it. Returns the old leader and
+    /// the timeline it wrote on; [`wait_for_recovery`] then waits for
+    /// writes to be taken again.
+    ///
+    /// Patroni is set to fail a crashed primary over rather than restart it
+    /// in place (`primary_start_timeout: 0`), but only "if possible": it
+    /// first asks the synchronous standby's REST API for its state, with a
+    /// 2 s timeout and no retry. On a loaded machine that answer can come
+    /// late, and Patroni, still holding the leader key, then runs crash
+    /// recovery and promotes the same node again (on a new timeline). Both
+    /// are what a Patroni cluster does when its primary dies.
+    ///
+    /// [`wait_for_recovery`]: PatroniCluster::wait_for_recovery
+    pub fn kill_primary(&self) -> Result<Crashed, TestkitError> {
         let leader = self.current_leader()?;
         let node = self.node_named(&leader)?;
+        let timeline = node.write_timeline()?;
         let pid = node.postmaster_pid().ok_or_else(|| {
             TestkitError::new(format!("{leader} leads, but its postmaster.pid is gone"))
         })?;
         signal(pid, libc::SIGKILL);
-        Ok(leader)
+        Ok(Crashed { leader, timeline })
+    }
+
+    /// Waits (at most [`FAILOVER_TIMEOUT`]) until, after
+    /// [`kill_primary`](PatroniCluster::kill_primary), a leader takes
+    /// writes on a later timeline than the crashed one: another member
+    /// (a failover) or the crashed one itself after crash recovery (see
+    /// [`kill_primary`](PatroniCluster::kill_primary)). Returns its name.
+    pub fn wait_for_recovery(&self, crashed: &Crashed) -> Result<String, TestkitError> {
+        let mut new = String::new();
+        self.wait_until(
+            &format!(
+                "a leader writing on a timeline after {} (crashed {})",
+                crashed.timeline, crashed.leader
+            ),
+            FAILOVER_TIMEOUT,
+            |c| {
+                let Some(l) = c.writable_leader()? else {
+                    return Ok(false);
+                };
+                if c.node_named(&l)?.write_timeline()? <= crashed.timeline {
+                    return Ok(false);
+                }
+                new = l;
+                Ok(true)
+            },
+        )?;
+        Ok(new)
+    }
+
+    /// Freezes (SIGSTOP) the Patroni of every member but the leader: their
+    /// REST APIs stop answering, as a loaded machine's can for seconds,
+    /// while their PostgreSQL goes on.
+    /// [`thaw_patroni`](PatroniCluster::thaw_patroni) (or dropping the
+    /// cluster) undoes it.
+    pub fn freeze_replicas_patroni(&self) -> Result<(), TestkitError> {
+        let leader = self.current_leader()?;
+        for node in self.nodes.iter().filter(|n| n.name() != leader) {
+            node.freeze_patroni(true);
+        }
+        Ok(())
+    }
+
+    /// Thaws (SIGCONT) every member's Patroni.
+    pub fn thaw_patroni(&self) {
+        for node in &self.nodes {
+            node.freeze_patroni(false);
+        }
     }
 
     /// Cuts the leader off: every link to and from it (its

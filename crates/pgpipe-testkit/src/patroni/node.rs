@@ -147,6 +147,16 @@ impl PatroniNode {
         Ok(first_value(&rows) == Some("t"))
     }
 
+    /// The timeline the node writes on (the first eight hex digits of its
+    /// current WAL file's name); an error when it does not answer or is in
+    /// recovery (only a primary has a current write position).
+    pub fn write_timeline(&self) -> Result<u32, TestkitError> {
+        let rows = self.query("SELECT substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)")?;
+        let text = first_value(&rows).unwrap_or_default();
+        u32::from_str_radix(text, 16)
+            .map_err(|_| TestkitError::new(format!("{}: {text:?} is not a timeline", self.name)))
+    }
+
     /// Runs `sql` on the node's own port (outside any partition) as the
     /// superuser, in the `postgres` database; text rows.
     pub fn query(&self, sql: &str) -> Result<Vec<Vec<Option<String>>>, TestkitError> {
@@ -178,6 +188,14 @@ impl PatroniNode {
         self.pg_proxy.reset_all()
     }
 
+    /// Freezes (SIGSTOP) or thaws (SIGCONT) the node's Patroni: its REST
+    /// API stops answering while PostgreSQL goes on.
+    pub(super) fn freeze_patroni(&self, frozen: bool) {
+        if let Some(pid) = self.patroni.pid() {
+            signal(pid, if frozen { libc::SIGSTOP } else { libc::SIGCONT });
+        }
+    }
+
     /// Why Patroni is not running, if it is not.
     pub(super) fn exited(&self) -> Option<String> {
         self.patroni.exited()
@@ -187,6 +205,7 @@ impl PatroniNode {
     /// postmaster of this node is left, whatever happened to Patroni.
     pub(super) fn stop(&self) {
         self.isolate(false);
+        self.freeze_patroni(false);
         self.patroni.stop(Duration::from_secs(60));
         if let Some(pid) = self.postmaster_pid() {
             if alive(pid) {

@@ -96,6 +96,12 @@ impl Supervised {
         }
     }
 
+    /// The process id, while it has not been stopped.
+    pub(super) fn pid(&self) -> Option<u32> {
+        let slot = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        slot.as_ref().map(Child::id)
+    }
+
     /// The log's last `n` lines.
     pub(super) fn log_tail(&self, n: usize) -> String {
         tail(&self.log, n)

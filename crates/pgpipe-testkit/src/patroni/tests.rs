@@ -61,3 +61,26 @@ fn three_nodes_come_up_with_one_leader_and_leave_nothing_behind() {
     }
     assert!(!dir.exists(), "{} left behind", dir.display());
 }
+
+/// What made the kill -9 step of the failover run fail on a loaded
+/// machine: Patroni asks the synchronous standby's REST API (2 s timeout,
+/// no retry) whether it can fail over; with no answer it keeps the leader
+/// key, runs crash recovery and promotes the same node on a new timeline.
+/// `wait_for_recovery` accepts that (`wait_for_new_leader` waited for a
+/// different leader that never came).
+#[test]
+fn a_killed_primary_whose_standby_answers_late_recovers_in_place() {
+    let ha = PatroniCluster::start().unwrap_or_else(|e| panic!("{e}"));
+    ha.freeze_replicas_patroni().unwrap();
+    let crashed = ha.kill_primary().unwrap_or_else(|e| panic!("{e}"));
+    let recovered = ha.wait_for_recovery(&crashed);
+    let leader = ha.leader();
+    ha.thaw_patroni();
+    let recovered = recovered.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(recovered, crashed.leader, "{leader:?}");
+    let timeline = ha.node(&recovered).unwrap().write_timeline().unwrap();
+    assert!(timeline > crashed.timeline, "{timeline} after {crashed:?}");
+    // The cluster heals around it: both replicas follow the new timeline.
+    ha.wait_healthy(Duration::from_secs(240))
+        .unwrap_or_else(|e| panic!("{e}"));
+}
