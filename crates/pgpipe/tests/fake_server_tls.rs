@@ -529,3 +529,46 @@ async fn negotiate_protocol_version_below_the_minimum_fails_clearly() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn prefer_skips_the_ssl_request_to_a_host_that_just_refused_but_require_never_does() {
+    bounded(async {
+        let fake = FakeServer::start_sequence(vec![
+            // prefer asks, hears N, goes on plain. (Each session script
+            // ends and hangs up, so the next connection is accepted.)
+            Script::new()
+                .expect_ssl_request()
+                .send(Bytes::from_static(b"N"))
+                .expect_startup()
+                .send(msg::handshake()),
+            // prefer again: the refusal is remembered, no SSLRequest.
+            Script::new().expect_startup().send(msg::handshake()),
+            // require still asks, and N is still an error.
+            Script::new()
+                .expect_ssl_request()
+                .send(Bytes::from_static(b"N"))
+                .expect_eof(),
+        ])
+        .await
+        .unwrap();
+        for round in ["first", "second"] {
+            let client = pgpipe::connect(&url(&fake, "127.0.0.1", "sslmode=prefer"))
+                .await
+                .unwrap_or_else(|e| panic!("{round} prefer connect: {e}"));
+            drop(client);
+        }
+        let e = pgpipe::connect(&url(&fake, "127.0.0.1", "sslmode=require"))
+            .await
+            .expect_err("require against a server without TLS");
+        assert_eq!(e.kind(), ErrorKind::Tls, "{e}");
+        assert!(e.to_string().contains("does not support TLS"), "{e}");
+        let transcript = fake.finish().await.expect("script");
+        let ssl_requests = transcript
+            .messages
+            .iter()
+            .filter(|(tag, m)| *tag == 0 && m.len() >= 4 && m[..4] == SSL_REQUEST)
+            .count();
+        assert_eq!(ssl_requests, 2, "prefer's first connect and require's");
+    })
+    .await;
+}

@@ -161,3 +161,51 @@ async fn require_with_a_root_certificate_verifies_the_chain() {
     })
     .await;
 }
+
+/// prefer remembers a server's `N` for a while (and skips asking it):
+/// against the server without TLS it still connects plain every time,
+/// require and verify-full still refuse it, and the server with TLS, which
+/// never answered `N`, is encrypted on every connect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remembered_refusals_change_no_outcome() {
+    // Both clusters started before the bound counts (initdb under load).
+    tls_cluster(true);
+    tls_cluster(false);
+    bounded(async {
+        let root = test_pki().expect("test PKI").root_cert();
+        let plain = tls_cluster(false);
+        let encrypted = tls_cluster(true);
+        for round in 0..3 {
+            let url = plain.url(TlsRole::NoSslOnly, "127.0.0.1", "sslmode=prefer");
+            assert_eq!(
+                outcome(&url).await.expect("prefer"),
+                Outcome::Plain,
+                "{round}"
+            );
+            let url = encrypted.url(TlsRole::NoSslOnly, "127.0.0.1", "sslmode=prefer");
+            // The hostnossl-only role: TLS is tried first and refused by
+            // pg_hba.conf, then plain; what matters is that TLS was tried.
+            assert_eq!(
+                outcome(&url).await.expect("prefer"),
+                Outcome::Plain,
+                "{round}"
+            );
+            let url = encrypted.url(TlsRole::SslOnly, "127.0.0.1", "sslmode=prefer");
+            assert_eq!(
+                outcome(&url).await.expect("prefer"),
+                Outcome::Encrypted,
+                "round {round}: prefer stopped asking a server with TLS"
+            );
+            for mode in ["require", "verify-full"] {
+                let query = format!("sslmode={mode}&sslrootcert={}", root.display());
+                let url = plain.url(TlsRole::NoSslOnly, "127.0.0.1", &query);
+                assert_eq!(
+                    outcome(&url).await.expect(mode),
+                    Outcome::NoTls,
+                    "round {round}: {mode} went plain after prefer's refusal"
+                );
+            }
+        }
+    })
+    .await;
+}

@@ -3,6 +3,7 @@
 
 mod cancel;
 pub(crate) mod open;
+mod refusals;
 mod require_auth;
 mod socket;
 pub(crate) mod sslmode;

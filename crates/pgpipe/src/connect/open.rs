@@ -2,15 +2,15 @@
 //! `sslmode` asks, run the startup handshake. What the caller gets back is
 //! the stream and the startup facts; starting the driver is `client/`'s.
 
-#[cfg(feature = "tls")]
-use std::sync::Arc;
-
 use bytes::BytesMut;
 use pgpipe_proto::backend::Decoder;
 use pgpipe_proto::frontend::Encoder;
 use tokio::net::{TcpStream, UnixStream};
 
-use crate::config::{Host, LoadBalanceHosts, QueryMode, ResolvedConfig, Target};
+use std::time::Instant;
+
+use crate::config::{Host, LoadBalanceHosts, QueryMode, ResolvedConfig, SslMode, Target};
+use crate::connect::refusals;
 use crate::connect::sslmode::{self, AttemptFailure, Transport};
 use crate::connect::{handshake, CancelTls, CancelToken, Socket};
 use crate::error::ErrorKind;
@@ -75,7 +75,24 @@ pub(crate) fn describe(target: &Target) -> String {
 pub(crate) async fn open(config: &ResolvedConfig, target: &Target) -> Result<Opened, Error> {
     let where_ = describe(target);
     let unix = matches!(target.host, Host::Unix(_));
-    let plan = sslmode::plan(config.ssl_mode, config.ssl_negotiation, unix);
+    let refused_recently = match &target.host {
+        Host::Tcp(host) if config.ssl_mode == SslMode::Prefer => {
+            refusals::shared().refused(host, target.port, Instant::now())
+        }
+        _ => false,
+    };
+    if refused_recently {
+        tracing::debug!(
+            "sslmode=prefer: {where_} refused TLS less than {:?} ago; not asking again",
+            refusals::REMEMBER_FOR
+        );
+    }
+    let plan = sslmode::plan(
+        config.ssl_mode,
+        config.ssl_negotiation,
+        unix,
+        refused_recently,
+    );
     let mut result = Err(Error::new(ErrorKind::Connect, "no connection attempt"));
     for (i, transport) in plan.iter().enumerate() {
         tracing::debug!(
@@ -195,10 +212,12 @@ async fn start_tls(
     use crate::connect::tls::TlsSetup;
     let plain_failure = |e| AttemptFailure::other(e, false);
     let host = verification_host(target);
-    let setup = TlsSetup::new(config, &host).map_err(plain_failure)?;
+    let setup = TlsSetup::shared(config, &host).map_err(plain_failure)?;
     let direct = transport == Transport::Direct;
     if let Transport::SslRequest { fallback_plain } = transport {
-        match ssl_request(&mut tcp).await.map_err(plain_failure)? {
+        let answer = ssl_request(&mut tcp).await.map_err(plain_failure)?;
+        remember(target, &answer);
+        match answer {
             SslAnswer::Accepted => {}
             SslAnswer::Refused if fallback_plain => {
                 tracing::debug!(
@@ -237,7 +256,7 @@ async fn start_tls(
             .map(|s| s.suite())
     );
     let cancel = CancelTls {
-        setup: Arc::new(setup),
+        setup,
         direct,
         ssl_mode: config.ssl_mode,
     };
@@ -247,7 +266,7 @@ async fn start_tls(
 #[cfg(not(feature = "tls"))]
 async fn start_tls(
     config: &ResolvedConfig,
-    _target: &Target,
+    target: &Target,
     transport: Transport,
     mut tcp: TcpStream,
 ) -> Result<(Socket, Option<CancelTls>), AttemptFailure> {
@@ -259,7 +278,9 @@ async fn start_tls(
     } = transport
     {
         use crate::connect::sslmode::{ssl_request, SslAnswer};
-        if ssl_request(&mut tcp).await.map_err(plain_failure)? == SslAnswer::Refused {
+        let answer = ssl_request(&mut tcp).await.map_err(plain_failure)?;
+        remember(target, &answer);
+        if answer == SslAnswer::Refused {
             return Ok((Socket::Tcp(tcp), None));
         }
     }
@@ -270,6 +291,18 @@ async fn start_tls(
             config.ssl_mode
         ),
     )))
+}
+
+/// Keeps the answer to SSLRequest for `prefer`'s next connects (see
+/// `refusals`).
+fn remember(target: &Target, answer: &sslmode::SslAnswer) {
+    let Host::Tcp(host) = &target.host else {
+        return;
+    };
+    match answer {
+        sslmode::SslAnswer::Refused => refusals::shared().record(host, target.port, Instant::now()),
+        sslmode::SslAnswer::Accepted => refusals::shared().forget(host, target.port),
+    }
 }
 
 /// The name verify-full checks: the host name given alongside a

@@ -9,6 +9,10 @@
 //! | `require`, `verify-ca`, `verify-full` | SSLRequest (or direct TLS) | error | never |
 //!
 //! Unix-domain sockets never use TLS, whatever the mode, as in libpq.
+//!
+//! Unlike libpq, `prefer` skips the SSLRequest to a host that answered `N`
+//! within the last minute (see `refusals`) and goes plain at once, as the
+//! `N` would have made it; the other modes always ask.
 
 use bytes::BytesMut;
 use pgpipe_proto::frontend;
@@ -31,8 +35,15 @@ pub(crate) enum Transport {
     Direct,
 }
 
-/// The attempts to make, in order, for one target.
-pub(crate) fn plan(mode: SslMode, negotiation: SslNegotiation, unix: bool) -> Vec<Transport> {
+/// The attempts to make, in order, for one target; `refused_recently`:
+/// the host answered `N` to SSLRequest a short while ago (only `prefer`
+/// acts on it, by not asking again).
+pub(crate) fn plan(
+    mode: SslMode,
+    negotiation: SslNegotiation,
+    unix: bool,
+    refused_recently: bool,
+) -> Vec<Transport> {
     if unix {
         if mode != SslMode::Disable {
             tracing::debug!(
@@ -50,6 +61,7 @@ pub(crate) fn plan(mode: SslMode, negotiation: SslNegotiation, unix: bool) -> Ve
     match mode {
         SslMode::Disable => vec![Transport::Plain],
         SslMode::Allow => vec![Transport::Plain, tls],
+        SslMode::Prefer if refused_recently => vec![Transport::Plain],
         SslMode::Prefer => vec![
             Transport::SslRequest {
                 fallback_plain: true,
@@ -161,13 +173,16 @@ mod tests {
         let tls = Transport::SslRequest {
             fallback_plain: false,
         };
-        assert_eq!(plan(SslMode::Disable, Postgres, false), [Transport::Plain]);
         assert_eq!(
-            plan(SslMode::Allow, Postgres, false),
+            plan(SslMode::Disable, Postgres, false, false),
+            [Transport::Plain]
+        );
+        assert_eq!(
+            plan(SslMode::Allow, Postgres, false, false),
             [Transport::Plain, tls]
         );
         assert_eq!(
-            plan(SslMode::Prefer, Postgres, false),
+            plan(SslMode::Prefer, Postgres, false, false),
             [
                 Transport::SslRequest {
                     fallback_plain: true
@@ -175,13 +190,37 @@ mod tests {
                 Transport::Plain
             ]
         );
-        assert_eq!(plan(SslMode::Require, Postgres, false), [tls]);
+        assert_eq!(plan(SslMode::Require, Postgres, false, false), [tls]);
         assert_eq!(
-            plan(SslMode::VerifyFull, Direct, false),
+            plan(SslMode::VerifyFull, Direct, false, false),
             [Transport::Direct]
         );
         assert_eq!(
-            plan(SslMode::VerifyFull, Postgres, true),
+            plan(SslMode::VerifyFull, Postgres, true, false),
+            [Transport::Plain]
+        );
+    }
+
+    #[test]
+    fn a_remembered_refusal_only_spares_prefer_the_question() {
+        use SslNegotiation::*;
+        assert_eq!(
+            plan(SslMode::Prefer, Postgres, false, true),
+            [Transport::Plain]
+        );
+        let tls = Transport::SslRequest {
+            fallback_plain: false,
+        };
+        for mode in [SslMode::Require, SslMode::VerifyCa, SslMode::VerifyFull] {
+            assert_eq!(plan(mode, Postgres, false, true), [tls], "{mode}");
+            assert_eq!(plan(mode, Direct, false, true), [Transport::Direct]);
+        }
+        assert_eq!(
+            plan(SslMode::Allow, Postgres, false, true),
+            [Transport::Plain, tls]
+        );
+        assert_eq!(
+            plan(SslMode::Disable, Postgres, false, true),
             [Transport::Plain]
         );
     }

@@ -24,6 +24,7 @@ use tokio_rustls::client::TlsStream;
 use crate::config::{Environment, ProcessEnvironment, ResolvedConfig, SslMode};
 use crate::connect::x509;
 
+mod cache;
 mod client_cert;
 mod crl;
 mod roots;
@@ -74,13 +75,15 @@ fn default_file(env: &dyn Environment, name: &str) -> Option<PathBuf> {
 }
 
 impl TlsSetup {
-    /// Reads the certificate files and builds the rustls configuration for
-    /// connecting to `host` (the name the user gave, which verify-full
-    /// checks). Called per connection attempt, so rotated files are picked up.
-    pub(crate) fn new(config: &ResolvedConfig, host: &str) -> Result<TlsSetup, Error> {
-        TlsSetup::with_env(config, host, &ProcessEnvironment)
+    /// The setup for connecting to `host` (the name the user gave, which
+    /// verify-full checks): built once per configuration and host and
+    /// shared, read again when one of its files changed (see `cache`), so
+    /// rotated files are picked up by the next connect.
+    pub(crate) fn shared(config: &ResolvedConfig, host: &str) -> Result<Arc<TlsSetup>, Error> {
+        cache::shared().get(config, host, &ProcessEnvironment)
     }
 
+    /// Reads the certificate files and builds the rustls configuration.
     pub(crate) fn with_env(
         config: &ResolvedConfig,
         host: &str,
