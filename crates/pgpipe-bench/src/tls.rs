@@ -43,38 +43,69 @@ pub fn url(url: &str) -> String {
     }
 }
 
-/// tokio-postgres: `NoTls`, or with `--tls` tokio-postgres-rustls over a
-/// rustls (ring) configuration trusting the root certificate, with
-/// `sslmode=require` (tokio-postgres knows no verify-full; rustls verifies
-/// chain and name anyway). Spawns the connection task.
-pub async fn tokio_postgres_connect(url: &str) -> Result<tokio_postgres::Client, BenchError> {
+/// tokio-postgres's rustls connector for `--tls` (tokio-postgres-rustls
+/// over a rustls (ring) configuration trusting the root certificate),
+/// built once per process as its users do; `None` without `--tls`.
+pub fn tokio_postgres_rustls(
+) -> Result<Option<tokio_postgres_rustls::MakeRustlsConnect>, BenchError> {
+    static CONNECTOR: OnceLock<Result<tokio_postgres_rustls::MakeRustlsConnect, String>> =
+        OnceLock::new();
     let Some(root) = ROOT_CERT.get() else {
+        return Ok(None);
+    };
+    CONNECTOR
+        .get_or_init(|| rustls_connector(root))
+        .clone()
+        .map(Some)
+        .map_err(BenchError::new)
+}
+
+fn rustls_connector(
+    root: &std::path::Path,
+) -> Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls_pki_types::CertificateDer::pem_file_iter(root)
+        .map_err(|e| format!("reading {}: {e}", root.display()))?
+    {
+        let cert = cert.map_err(|e| format!("reading {}: {e}", root.display()))?;
+        roots
+            .add(cert)
+            .map_err(|e| format!("root certificate: {e}"))?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("rustls: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+/// The URL tokio-postgres gets: with `--tls`, `sslmode=require`
+/// (tokio-postgres knows no verify-full; rustls verifies chain and name
+/// anyway).
+pub fn tokio_postgres_url(url: &str) -> String {
+    if enabled() {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{sep}sslmode=require")
+    } else {
+        url.to_string()
+    }
+}
+
+/// tokio-postgres: `NoTls`, or with `--tls` its rustls connector
+/// ([`tokio_postgres_rustls`]) with `sslmode=require`. Spawns the
+/// connection task.
+pub async fn tokio_postgres_connect(url: &str) -> Result<tokio_postgres::Client, BenchError> {
+    let Some(tls) = tokio_postgres_rustls()? else {
         let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls).await?;
         tokio::spawn(async move {
             let _ = conn.await;
         });
         return Ok(client);
     };
-    use rustls_pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls_pki_types::CertificateDer::pem_file_iter(root)
-        .map_err(|e| BenchError::new(format!("reading {}: {e}", root.display())))?
-    {
-        let cert = cert.map_err(|e| BenchError::new(format!("reading {}: {e}", root.display())))?;
-        roots
-            .add(cert)
-            .map_err(|e| BenchError::new(format!("root certificate: {e}")))?;
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| BenchError::new(format!("rustls: {e}")))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let tls = tokio_postgres_rustls::MakeRustlsConnect::new(config);
-    let sep = if url.contains('?') { '&' } else { '?' };
-    let (client, conn) =
-        tokio_postgres::connect(&format!("{url}{sep}sslmode=require"), tls).await?;
+    let (client, conn) = tokio_postgres::connect(&tokio_postgres_url(url), tls).await?;
     tokio::spawn(async move {
         let _ = conn.await;
     });

@@ -40,7 +40,9 @@ pub struct HttpArgs {
     /// Database for the started services (default: a throwaway cluster).
     #[arg(long, env = "DATABASE_URL")]
     pub url: Option<String>,
-    /// Services to start, comma-separated: pgpipe, tokio-postgres.
+    /// Services to start, comma-separated: pgpipe (statements sharing
+    /// Syncs, the service's default), pgpipe-per-statement (one Sync per
+    /// statement, as tokio-postgres), tokio-postgres (with deadpool).
     #[arg(long, value_delimiter = ',', default_value = "pgpipe,tokio-postgres")]
     pub services: Vec<String>,
     /// An already running service instead: NAME=http://HOST:PORT (repeatable).
@@ -85,6 +87,12 @@ pub struct HttpArgs {
     /// both at half of tokio-postgres's highest.
     #[arg(long, value_delimiter = ',')]
     pub sweep: Vec<f64>,
+    /// With --sweep (or --rate): first a closed-loop saturation run, as
+    /// `wrk -c<connections>` does: every connection sends its next request
+    /// as soon as the previous one is answered, for --duration. Without
+    /// --sweep and --rate that is what runs anyway.
+    #[arg(long)]
+    pub saturate: bool,
     /// The sweep's p99 bound in milliseconds.
     #[arg(long, default_value_t = 10.0)]
     pub p99_bound_ms: f64,
@@ -262,9 +270,10 @@ pub async fn run(args: HttpArgs) -> Result<HttpReport, String> {
         };
         for s in &args.services {
             let s = s.trim();
-            if !["pgpipe", "tokio-postgres"].contains(&s) {
+            if !services::NAMES.contains(&s) {
                 return Err(format!(
-                    "unknown service {s:?}; valid: pgpipe, tokio-postgres"
+                    "unknown service {s:?}; valid: {}",
+                    services::NAMES.join(", ")
                 ));
             }
             eprintln!("starting the {s} service");
@@ -358,12 +367,16 @@ impl Runner {
                 ));
             }
         }
+        let all: Vec<usize> = (0..self.targets.len()).collect();
+        let open_loop = self.args.rate.is_some() || !self.args.sweep.is_empty();
+        if self.args.saturate && open_loop {
+            self.step(&mix, Mode::Closed, &all).await;
+        }
         if self.args.sweep.is_empty() {
             let mode = self
                 .args
                 .rate
                 .map_or(Mode::Closed, |rate| Mode::Open { rate });
-            let all: Vec<usize> = (0..self.targets.len()).collect();
             self.step(&mix, mode, &all).await;
             return Ok(());
         }
@@ -406,7 +419,6 @@ impl Runner {
         // highest), for the p99 comparison at a comfortable load.
         let half = base.or_else(|| highest.iter().flatten().copied().reduce(f64::min));
         if let Some(h) = half {
-            let all: Vec<usize> = (0..self.targets.len()).collect();
             self.step(&mix, Mode::Open { rate: h / 2.0 }, &all).await;
         }
         Ok(())

@@ -30,6 +30,19 @@ pub struct Target {
     pub log: Option<PathBuf>,
 }
 
+/// The services `--services` can start.
+pub const NAMES: &[&str] = &["pgpipe", "pgpipe-per-statement", "tokio-postgres"];
+
+/// The service binary's driver for a service name, and whether its
+/// statements share Syncs (pgpipe only).
+fn driver_of(name: &str) -> (&str, Option<bool>) {
+    match name {
+        "pgpipe" => ("pgpipe", Some(true)),
+        "pgpipe-per-statement" => ("pgpipe", Some(false)),
+        other => (other, None),
+    }
+}
+
 /// How a started service is configured.
 #[derive(Debug, Clone)]
 pub struct ServiceOptions {
@@ -79,7 +92,8 @@ impl Target {
         if via_bench {
             cmd.arg("service");
         }
-        cmd.args(["--driver", driver, "--listen", "127.0.0.1:0"])
+        let (service_driver, coalesce) = driver_of(driver);
+        cmd.args(["--driver", service_driver, "--listen", "127.0.0.1:0"])
             .args(["--pool-size", &opts.pool_size.to_string()])
             .env("DATABASE_URL", &opts.url)
             .env("RUST_LOG", "warn,pgpipe_service=info")
@@ -88,6 +102,9 @@ impl Target {
             .stderr(log_file);
         if let Some(w) = opts.workers {
             cmd.args(["--workers", &w.to_string()]);
+        }
+        if let Some(on) = coalesce {
+            cmd.args(["--coalesce-sync", if on { "true" } else { "false" }]);
         }
         if let Some(dir) = &opts.profile_dir {
             cmd.arg("--profile")

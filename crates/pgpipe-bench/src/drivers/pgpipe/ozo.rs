@@ -53,6 +53,8 @@ impl Conn {
         n: usize,
         expected: Expected,
     ) -> Result<Conn, BenchError> {
+        // With --tls: verify-full against the run-time CA.
+        let url = &crate::tls::url(url);
         let via = match case {
             OzoCase::Basic => Via::Connect(url.to_string()),
             OzoCase::Reuse => Via::Client(pgpipe::connect(url).await?),

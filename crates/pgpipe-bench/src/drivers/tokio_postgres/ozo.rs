@@ -48,25 +48,22 @@ pub fn pg_type(r: &Row) -> Result<PgType, tokio_postgres::Error> {
     })
 }
 
+/// With `--tls`: over tokio-postgres-rustls, its connector built once.
 async fn connect_client(url: &str) -> Result<Client, BenchError> {
-    let (client, conn) = tokio_postgres::connect(url, NoTls).await?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    Ok(client)
+    crate::tls::tokio_postgres_connect(url).await
 }
 
 fn pool(url: &str, max_size: usize) -> Result<deadpool_postgres::Pool, BenchError> {
-    let config: tokio_postgres::Config = url
+    let config: tokio_postgres::Config = crate::tls::tokio_postgres_url(url)
         .parse()
         .map_err(|e| BenchError::new(format!("deadpool-postgres: bad url: {e}")))?;
-    let manager = Manager::from_config(
-        config,
-        NoTls,
-        ManagerConfig {
-            recycling_method: RecyclingMethod::Fast,
-        },
-    );
+    let manager_config = ManagerConfig {
+        recycling_method: RecyclingMethod::Fast,
+    };
+    let manager = match crate::tls::tokio_postgres_rustls()? {
+        Some(tls) => Manager::from_config(config, tls, manager_config),
+        None => Manager::from_config(config, NoTls, manager_config),
+    };
     deadpool_postgres::Pool::builder(manager)
         .max_size(max_size)
         .runtime(deadpool_postgres::Runtime::Tokio1)
