@@ -86,6 +86,14 @@ keyword_enum! {
         /// Try without TLS first; use TLS if the server insists.
         Allow = "allow",
         /// Try TLS first; fall back to plain text if the server refuses.
+        ///
+        /// Unlike libpq, a host (name and port) that answered "no TLS" is
+        /// remembered for 60 seconds per process, and connects to it in that
+        /// time go plain without asking again (one round trip less per
+        /// connect to a server without TLS). A server whose TLS is turned on
+        /// meanwhile gets plain connections from `prefer` until then; use
+        /// `require` or stricter where TLS matters: they always ask, and
+        /// never connect plain.
         Prefer = "prefer",
         /// Require TLS, without verifying the server certificate.
         Require = "require",
