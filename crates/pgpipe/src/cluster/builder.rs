@@ -44,6 +44,8 @@ pub struct ClusterBuilder {
     pool_config: PoolConfig,
     max_connections: Option<usize>,
     settings: Settings,
+    #[cfg(feature = "patroni")]
+    patroni: Vec<(ShardId, String)>,
 }
 
 impl Cluster {
@@ -59,6 +61,8 @@ impl Cluster {
             pool_config: PoolConfig::new(),
             max_connections: None,
             settings: Settings::default(),
+            #[cfg(feature = "patroni")]
+            patroni: Vec::new(),
         }
     }
 }
@@ -207,6 +211,37 @@ impl ClusterBuilder {
         self
     }
 
+    /// Reads shard `id`'s topology from Patroni too: at each probe round,
+    /// `GET /cluster` on the REST API at `url` (`http://host:port`, any
+    /// member's: each answers for the whole Patroni cluster), beside the
+    /// probes of the servers. Feature `patroni`.
+    ///
+    /// The servers stay the authority on roles: a host Patroni calls
+    /// leader gets writes only if its own probe says it is a writable
+    /// primary; when two hosts say so (an old primary not yet fenced),
+    /// writes go to Patroni's leader. Each host's member (matched by host
+    /// and port as Patroni advertises them), its replication lag in bytes
+    /// included, is in [`HostStatus::patroni`](crate::cluster::HostStatus::patroni)
+    /// and [`HostStats::patroni`](crate::cluster::HostStats::patroni).
+    /// When Patroni cannot be asked (bounded by the
+    /// [`probe_timeout`](ClusterBuilder::probe_timeout)), the probes alone
+    /// decide, the error is in [`ShardStats::patroni_error`](crate::cluster::ShardStats::patroni_error)
+    /// and logged (`pgpipe::cluster`, warning). Plain `http://` only.
+    ///
+    /// ```no_run
+    /// # fn f() -> Result<(), pgpipe::Error> {
+    /// let cluster = pgpipe::cluster::Cluster::builder()
+    ///     .shard(0, ["postgres://app@10.0.0.1/mail", "postgres://app@10.0.0.2/mail"])
+    ///     .patroni(0, "http://10.0.0.1:8008")
+    ///     .build()?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "patroni")]
+    pub fn patroni(mut self, id: ShardId, url: impl Into<String>) -> ClusterBuilder {
+        self.patroni.push((id, url.into()));
+        self
+    }
+
     /// Builds the cluster and starts its background probe. No connection
     /// opens here: a shard's hosts are probed at its first use, and a
     /// host's pool opens connections as requests need them.
@@ -215,7 +250,8 @@ impl ClusterBuilder {
     ///
     /// Kind [`Config`](ErrorKind::Config): a `max_connections` of 0, no
     /// shards, a shard without
-    /// hosts or listed twice, a connection string that does not parse, or
+    /// hosts or listed twice, a connection string that does not parse, a
+    /// Patroni source for a shard not listed or with a URL not `http://`, or
     /// a static map sending keys to a shard that is not there;
     /// [`InvalidUse`](ErrorKind::InvalidUse) outside a tokio runtime.
     pub fn build(self) -> Result<Cluster, Error> {
@@ -244,15 +280,29 @@ impl ClusterBuilder {
                     )))
                 })
                 .collect::<Result<Vec<_>, Error>>()?;
-            if shards
-                .insert(id, Arc::new(ShardNode::new(id, hosts)))
-                .is_some()
-            {
+            #[allow(unused_mut)]
+            let mut shard = ShardNode::new(id, hosts);
+            #[cfg(feature = "patroni")]
+            if let Some((_, url)) = self.patroni.iter().find(|(shard, _)| *shard == id) {
+                if !url.starts_with("http://") {
+                    return Err(config_error(format!(
+                        "the Patroni URL of shard {id} ({url:?}) is not http://host:port"
+                    )));
+                }
+                shard.patroni = Some(super::patroni::PatroniSource { url: url.clone() });
+            }
+            if shards.insert(id, Arc::new(shard)).is_some() {
                 return Err(config_error(format!("shard {id} is listed twice")));
             }
         }
         if shards.is_empty() {
             return Err(config_error("a cluster needs at least one shard".into()));
+        }
+        #[cfg(feature = "patroni")]
+        if let Some((id, _)) = self.patroni.iter().find(|(id, _)| !shards.contains_key(id)) {
+            return Err(config_error(format!(
+                "a Patroni source is given for shard {id}, which is not in the cluster"
+            )));
         }
         let map = match self.map {
             Some(map) => map,

@@ -9,6 +9,7 @@ use std::time::Duration;
 use pgpipe_types::PgLsn;
 use tokio::time::Instant;
 
+use super::patroni_member::PatroniMember;
 use crate::config::Host;
 use crate::error::ErrorKind;
 use crate::pool::budget::Budget;
@@ -55,6 +56,10 @@ pub(crate) struct Seen {
 
 pub(crate) struct HostNode {
     pub(crate) label: String,
+    /// The TCP host and port, to find the host among Patroni's members.
+    address: Option<(String, u16)>,
+    /// What Patroni last said of this host (feature `patroni`).
+    patroni: Mutex<Option<PatroniMember>>,
     config: Config,
     /// `config` with the probe's own `application_name`.
     probe_config: Config,
@@ -88,6 +93,14 @@ impl HostNode {
         probe_config.application_name(PROBE_APPLICATION_NAME);
         HostNode {
             label: label(&config),
+            address: match config.get_hosts().first() {
+                Some(Host::Tcp(h)) => Some((
+                    h.clone(),
+                    config.get_ports().first().copied().unwrap_or(5432),
+                )),
+                _ => None,
+            },
+            patroni: Mutex::new(None),
             probe_config,
             config,
             pool_config,
@@ -141,6 +154,36 @@ impl HostNode {
 
     pub(crate) fn seen(&self) -> Seen {
         *self.seen.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What Patroni last said of this host.
+    pub(crate) fn patroni(&self) -> Option<PatroniMember> {
+        self.patroni
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Whether Patroni's last answer called this host its leader.
+    pub(crate) fn patroni_leader(&self) -> bool {
+        self.patroni
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(PatroniMember::is_leader)
+    }
+
+    /// Records Patroni's view: the member at this host's address, if any
+    /// (`None` also when Patroni could not be asked).
+    #[cfg_attr(not(feature = "patroni"), allow(dead_code))]
+    pub(crate) fn set_patroni(&self, members: &[PatroniMember]) {
+        let member = self.address.as_ref().and_then(|(host, port)| {
+            members
+                .iter()
+                .find(|m| m.port == *port && m.host.eq_ignore_ascii_case(host))
+                .cloned()
+        });
+        *self.patroni.lock().unwrap_or_else(|e| e.into_inner()) = member;
     }
 
     pub(crate) fn last_error(&self) -> Option<String> {

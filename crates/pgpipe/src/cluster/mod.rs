@@ -11,6 +11,11 @@
 //!   A write refused with SQLSTATE 25006 takes its host out of the write
 //!   lane at once, and the primary is asked for again (see [`Route`] for
 //!   what is retried).
+//! - **Patroni.** Where a shard runs under Patroni, its REST API can be
+//!   read beside the probes ([`ClusterBuilder::patroni`], feature
+//!   `patroni`): the leader it names is preferred for writes among hosts
+//!   that say they are primary, and each host's member (lag in bytes
+//!   included) is in [`HostStatus::patroni`].
 //! - **Shard map.** A [`ShardMap`] maps a [`ShardKey`] to a shard id: a
 //!   stable hash modulo the shard count, integer ranges, or your async
 //!   resolver with a TTL cache and one look-up in flight per key.
@@ -69,9 +74,14 @@ mod fanout;
 #[cfg(feature = "cluster-toml")]
 mod file;
 mod host;
+#[cfg(feature = "patroni")]
+mod http;
 mod key;
 mod lag;
 mod map;
+#[cfg(feature = "patroni")]
+mod patroni;
+mod patroni_member;
 mod position;
 #[cfg(feature = "metrics")]
 mod publish;
@@ -91,6 +101,7 @@ pub use fanout::FanOut;
 pub use host::Role;
 pub use key::ShardKey;
 pub use map::ShardMap;
+pub use patroni_member::PatroniMember;
 pub use resolver::ResolverConfig;
 pub use route::{commit_with_token, Route};
 pub use shard_handle::Shard;

@@ -11,6 +11,8 @@ use tokio::time::Instant;
 use super::consistency::Consistency;
 use super::host::{HostNode, Role, Seen};
 use super::lag::History;
+#[cfg(feature = "patroni")]
+use super::patroni::PatroniSource;
 use super::position::reached;
 use super::settings::Settings;
 use super::ShardId;
@@ -30,6 +32,12 @@ pub(crate) struct ShardNode {
     /// When a route last picked a host here (for dormancy).
     last_used: Mutex<Option<Instant>>,
     next_replica: AtomicUsize,
+    /// The shard's Patroni REST API, asked at each probe round.
+    #[cfg(feature = "patroni")]
+    pub(crate) patroni: Option<PatroniSource>,
+    /// Why Patroni could not be asked at the latest round (the probes
+    /// alone decide meanwhile).
+    patroni_error: Mutex<Option<String>>,
 }
 
 impl ShardNode {
@@ -43,6 +51,9 @@ impl ShardNode {
             discovered: tokio::sync::OnceCell::new(),
             last_used: Mutex::new(None),
             next_replica: AtomicUsize::new(0),
+            #[cfg(feature = "patroni")]
+            patroni: None,
+            patroni_error: Mutex::new(None),
         }
     }
 
@@ -106,17 +117,56 @@ impl ShardNode {
             let host = host.clone();
             probes.spawn(async move { (i, host.refresh(not_before, timeout).await) });
         }
-        let mut primary: Option<(usize, Seen)> = None;
+        #[cfg(feature = "patroni")]
+        self.ask_patroni(timeout).await;
+        let mut primaries: Vec<(usize, Seen)> = Vec::new();
         while let Some(done) = probes.join_next().await {
             if let Ok((i, seen)) = done {
-                if seen.role == Role::Primary && primary.is_none() {
-                    primary = Some((i, seen));
+                if seen.role == Role::Primary {
+                    primaries.push((i, seen));
                 }
             }
         }
-        if let Some((i, seen)) = primary {
+        // Two hosts that both say primary (an old primary not yet
+        // fenced): Patroni's leader is the one to follow.
+        primaries.sort_by_key(|(i, _)| (!self.hosts[*i].patroni_leader(), *i));
+        if let Some((i, seen)) = primaries.into_iter().next() {
             self.record_primary(i, seen);
         }
+    }
+
+    /// Asks the shard's Patroni for its members (while the probes run)
+    /// and records each host's; when it cannot be asked, the hosts lose
+    /// Patroni's view and the probes alone decide.
+    #[cfg(feature = "patroni")]
+    async fn ask_patroni(&self, timeout: Duration) {
+        let Some(source) = &self.patroni else { return };
+        let members = match source.members(timeout).await {
+            Ok(members) => {
+                *self.patroni_error.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                members
+            }
+            Err(e) => {
+                let message = e.to_string();
+                let mut last = self.patroni_error.lock().unwrap_or_else(|e| e.into_inner());
+                if last.as_deref() != Some(message.as_str()) {
+                    tracing::warn!(target: "pgpipe::cluster", shard = self.id, error = %message, "Patroni could not be asked: roles from the probes alone");
+                }
+                *last = Some(message);
+                Vec::new()
+            }
+        };
+        for host in &self.hosts {
+            host.set_patroni(&members);
+        }
+    }
+
+    /// Why the shard's Patroni could not be asked at the latest round.
+    pub(crate) fn patroni_error(&self) -> Option<String> {
+        self.patroni_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn record_primary(&self, index: usize, seen: Seen) {
@@ -134,11 +184,20 @@ impl ShardNode {
         }
     }
 
+    /// The host the servers call primary; of two, the one Patroni calls
+    /// its leader (Patroni never makes a host primary on its own word).
     fn current_primary(&self) -> Option<Arc<HostNode>> {
-        self.hosts
-            .iter()
-            .find(|h| h.seen().role == Role::Primary)
-            .cloned()
+        let mut primaries = self.hosts.iter().filter(|h| h.seen().role == Role::Primary);
+        let first = primaries.next()?;
+        if first.patroni_leader() {
+            return Some(first.clone());
+        }
+        Some(
+            primaries
+                .find(|h| h.patroni_leader())
+                .unwrap_or(first)
+                .clone(),
+        )
     }
 
     /// The shard's primary: as last seen, or asked again of every host

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::cluster::{Cluster, ClusterInner};
 use super::host::{HostNode, Role};
+use super::patroni_member::PatroniMember;
 use super::shard::ShardNode;
 use super::ShardId;
 use crate::pool::budget::BudgetCounts;
@@ -84,6 +85,11 @@ pub struct ShardStats {
     pub acquire_failures: u64,
     /// Each host, in the order given to the builder.
     pub hosts: Vec<HostStats>,
+    /// Why the shard's Patroni
+    /// ([`ClusterBuilder::patroni`](super::ClusterBuilder::patroni))
+    /// could not be asked at the latest round (the probes alone decide
+    /// meanwhile); `None` when it answered or none is configured.
+    pub patroni_error: Option<String>,
 }
 
 /// One host (see [`ShardStats::hosts`]).
@@ -117,6 +123,10 @@ pub struct HostStats {
     pub acquire_failures: u64,
     /// Its pool's own statistics, if the pool was created (on first use).
     pub pool: Option<PoolStats>,
+    /// The host as the shard's Patroni last reported it (see
+    /// [`HostStatus::patroni`](super::HostStatus::patroni)): its lag in
+    /// bytes is there.
+    pub patroni: Option<PatroniMember>,
 }
 
 impl Cluster {
@@ -166,6 +176,7 @@ fn shard_stats(shard: &ShardNode) -> ShardStats {
         errors: hosts.iter().map(|h| h.errors).sum(),
         acquire_failures: hosts.iter().map(|h| h.acquire_failures).sum(),
         hosts,
+        patroni_error: shard.patroni_error(),
     }
 }
 
@@ -189,5 +200,6 @@ fn host_stats(shard: &ShardNode, host: &HostNode) -> HostStats {
         requests: host.requests.load(Ordering::Relaxed),
         errors: host.errors.load(Ordering::Relaxed),
         pool,
+        patroni: host.patroni(),
     }
 }

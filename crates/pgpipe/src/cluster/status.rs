@@ -5,6 +5,7 @@ use std::time::Duration;
 use pgpipe_types::PgLsn;
 
 use super::host::{HostNode, Role};
+use super::patroni_member::PatroniMember;
 use super::shard::ShardNode;
 use crate::PoolStats;
 
@@ -45,6 +46,11 @@ pub struct HostStatus {
     pub last_error: Option<String>,
     /// The host's pool, if one was created (on first use).
     pub pool: Option<PoolStats>,
+    /// The host as the shard's Patroni last reported it (role, state,
+    /// lag in bytes), when one is configured
+    /// ([`ClusterBuilder::patroni`](super::ClusterBuilder::patroni)) and
+    /// answered at the latest round.
+    pub patroni: Option<PatroniMember>,
 }
 
 impl HostStatus {
@@ -62,6 +68,7 @@ impl HostStatus {
             probe_backend_pid: seen.probe_pid,
             last_error: host.last_error(),
             pool: host.existing_pool().map(|p| p.stats()),
+            patroni: host.patroni(),
         }
     }
 }
