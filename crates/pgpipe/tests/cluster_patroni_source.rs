@@ -160,7 +160,8 @@ async fn run() {
         )
         .await
         .unwrap();
-    assert!(!row.get::<bool>(0));
+    let in_recovery: bool = row.get(0);
+    assert!(!in_recovery);
     let primary = shard
         .hosts()
         .into_iter()
