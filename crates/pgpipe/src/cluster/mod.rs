@@ -12,7 +12,7 @@
 //!   lane at once, and the primary is asked for again (see [`Route`] for
 //!   what is retried).
 //! - **Patroni.** Where a shard runs under Patroni, its REST API can be
-//!   read beside the probes ([`ClusterBuilder::patroni`], feature
+//!   read beside the probes (`ClusterBuilder::patroni`, feature
 //!   `patroni`): the leader it names is preferred for writes among hosts
 //!   that say they are primary, and each host's member (lag in bytes
 //!   included) is in [`HostStatus::patroni`].

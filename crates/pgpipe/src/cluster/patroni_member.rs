@@ -1,7 +1,7 @@
 //! [`PatroniMember`]: one member of a shard as Patroni's REST API reports it.
 
 /// One member of a shard as Patroni's `GET /cluster` last reported it
-/// (see [`ClusterBuilder::patroni`](super::ClusterBuilder::patroni); the
+/// (see `ClusterBuilder::patroni`; the
 /// feature `patroni`). Informative: the server's own answer to the probe
 /// decides a host's [`Role`](super::Role).
 #[derive(Debug, Clone, PartialEq, Eq)]

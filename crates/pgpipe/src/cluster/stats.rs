@@ -86,7 +86,7 @@ pub struct ShardStats {
     /// Each host, in the order given to the builder.
     pub hosts: Vec<HostStats>,
     /// Why the shard's Patroni
-    /// ([`ClusterBuilder::patroni`](super::ClusterBuilder::patroni))
+    /// (`ClusterBuilder::patroni`)
     /// could not be asked at the latest round (the probes alone decide
     /// meanwhile); `None` when it answered or none is configured.
     pub patroni_error: Option<String>,

@@ -48,7 +48,7 @@ pub struct HostStatus {
     pub pool: Option<PoolStats>,
     /// The host as the shard's Patroni last reported it (role, state,
     /// lag in bytes), when one is configured
-    /// ([`ClusterBuilder::patroni`](super::ClusterBuilder::patroni)) and
+    /// (`ClusterBuilder::patroni`) and
     /// answered at the latest round.
     pub patroni: Option<PatroniMember>,
 }
