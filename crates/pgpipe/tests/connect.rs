@@ -94,6 +94,89 @@ async fn every_auth_method_accepts_the_right_password_and_rejects_a_wrong_one() 
     .await
 }
 
+#[tokio::test]
+async fn a_password_file_supplies_the_password_and_its_changes_count_at_once() {
+    bounded(async {
+        if cluster().is_external() {
+            eprintln!("skipped: auth roles need the testkit cluster (PGPIPE_TEST_URL is set)");
+            return;
+        }
+        let db = database("passfile");
+        let role = AuthRole::Scram;
+        let dir = std::env::temp_dir().join(format!("pgpipe-passfile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("pgpass");
+        let line = |password: &str| {
+            let escaped = password.replace('\\', "\\\\").replace(':', "\\:");
+            format!(
+                "{}:{}:*:{}:{escaped}\n",
+                cluster().host(),
+                cluster().port(),
+                role.user()
+            )
+        };
+        // Replaced by rename, as editors do.
+        let write = |contents: String, mode: u32| {
+            let next = dir.join("pgpass.new");
+            std::fs::write(&next, contents).unwrap();
+            set_mode(&next, mode);
+            std::fs::rename(&next, &path).unwrap();
+        };
+        let conninfo = format!(
+            "host={} port={} user={} dbname={} passfile={}",
+            cluster().host(),
+            cluster().port(),
+            role.user(),
+            db.name(),
+            path.display()
+        );
+        let connects = || async { pgpipe::connect(&conninfo).await };
+
+        write(line(role.password()), 0o600);
+        for _ in 0..2 {
+            let client = connects().await.expect("the file's password");
+            let user: String = client
+                .query_one("SELECT current_user::text", ())
+                .await
+                .unwrap()
+                .get(0);
+            assert_eq!(user, role.user());
+        }
+
+        write(line("wrong-password"), 0o600);
+        let err = connects().await.expect_err("the rewritten file's password");
+        assert_eq!(err.code(), Some(&SqlState::INVALID_PASSWORD), "{err}");
+
+        write(line(role.password()), 0o600);
+        connects().await.expect("the file's password again");
+
+        // libpq's rule, kept: a file others may read is not used.
+        set_mode(&path, 0o644);
+        let err = connects().await.expect_err("a world-readable file");
+        assert_eq!(err.kind(), ErrorKind::Auth, "{err}");
+        assert!(err.to_string().contains("none was given"), "{err}");
+        set_mode(&path, 0o600);
+        connects().await.expect("private again");
+
+        std::fs::remove_file(&path).unwrap();
+        let err = connects().await.expect_err("a deleted file");
+        assert!(err.to_string().contains("none was given"), "{err}");
+
+        // A password in the configuration wins over the file.
+        write(line("wrong-password"), 0o600);
+        let mut config = pgpipe::Config::parse(&conninfo).unwrap();
+        config.password(role.password());
+        config.connect().await.expect("the configured password");
+        let _ = std::fs::remove_dir_all(&dir);
+    })
+    .await
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
 fn percent_encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::config::{Config, ProcessEnvironment, QueryMode, ResolvedConfig, TargetSessionAttrs};
+use crate::config::{Config, QueryMode, ResolvedConfig, TargetSessionAttrs};
 use crate::connect::open::{self, Opened};
 use crate::driver::{Connection, Shared};
 use crate::error::ErrorKind;
@@ -75,7 +75,7 @@ impl Config {
     }
 
     async fn connect_untraced(&self) -> Result<(Client, Connection), Error> {
-        let resolved = self.resolve(&ProcessEnvironment).map_err(Error::from)?;
+        let resolved = self.resolve_for_connect().map_err(Error::from)?;
         open::check_supported(&resolved)?;
         let targets = open::targets(&resolved);
         // prefer-standby: a standby if any host is one, else whatever answers.

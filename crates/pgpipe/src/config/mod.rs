@@ -51,10 +51,12 @@ mod host;
 mod keywords;
 mod params;
 mod pgpass;
+mod pgpass_cache;
 mod require_auth;
 mod resolve;
 mod resolved;
 mod secret;
+mod stamp;
 pub(crate) mod table;
 mod url;
 mod validate;
@@ -77,6 +79,7 @@ pub(crate) use params::parse_duration;
 pub use require_auth::{AuthMethod, RequireAuth};
 pub use resolved::{ResolvedConfig, Target};
 pub use secret::Secret;
+pub(crate) use stamp::FileStamp;
 pub(crate) use url::{query_items, split_query};
 
 /// The host used when none is given anywhere.
@@ -182,7 +185,18 @@ impl Config {
     /// assert_eq!(resolved.targets.len(), 1);
     /// ```
     pub fn resolve(&self, env: &dyn Environment) -> Result<ResolvedConfig, ConfigError> {
-        resolve::resolve(self, env)
+        resolve::resolve(self, env, resolve::PassFiles::Env)
+    }
+
+    /// [`resolve`](Config::resolve) against the [`ProcessEnvironment`], the
+    /// password file taken from the process's cache: what every connect
+    /// does, without reading and parsing the file each time.
+    pub(crate) fn resolve_for_connect(&self) -> Result<ResolvedConfig, ConfigError> {
+        resolve::resolve(
+            self,
+            &ProcessEnvironment,
+            resolve::PassFiles::Cached(pgpass_cache::shared()),
+        )
     }
 }
 

@@ -24,52 +24,64 @@ pub(super) struct Query<'a> {
     pub(super) user: &'a str,
 }
 
-/// Reads the password file, or returns `None` when there is none to use.
-///
-/// A missing or unreadable file is normal and silently ignored. So is one
-/// that others may read (libpq's rule): a password that has leaked to
-/// other users must not be used quietly, and failing the connection would
-/// punish a harmless setup. A path that is not a regular file is skipped
-/// too.
-pub(super) fn load(env: &dyn Environment, path: &Path) -> Option<Vec<u8>> {
-    if let Some(mode) = env.file_mode(path) {
-        const TYPE_MASK: u32 = 0o170_000;
-        const REGULAR: u32 = 0o100_000;
-        let file_type = mode & TYPE_MASK;
-        if file_type != 0 && file_type != REGULAR {
-            return None;
-        }
-        if mode & 0o077 != 0 {
-            return None;
-        }
-    }
-    env.read_file(path).ok()
+/// A password file, parsed: its usable lines in order.
+pub(super) struct PassFile {
+    entries: Vec<Entry>,
 }
 
-/// Finds the password for `query`, if a line matches. A matching line with
-/// an empty password ends the search without a password, as the first match
-/// always wins.
-pub(super) fn lookup(contents: &[u8], query: &Query<'_>) -> Option<Vec<u8>> {
-    let port = query.port.to_string();
-    for line in contents.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() || line.first() == Some(&b'#') {
-            continue;
-        }
-        let Some(entry) = Entry::parse(line) else {
-            continue;
-        };
-        let host_matches = entry.fields[0].matches(query.host.as_bytes())
-            || (query.unix && entry.fields[0].matches(b"localhost"));
-        if host_matches
-            && entry.fields[1].matches(port.as_bytes())
-            && entry.fields[2].matches(query.dbname.as_bytes())
-            && entry.fields[3].matches(query.user.as_bytes())
-        {
-            return (!entry.password.is_empty()).then_some(entry.password);
+/// Whether a file with these mode bits (`st_mode`, file-type bits optional)
+/// may be used.
+///
+/// Not a regular file: skipped. One that others may read is ignored too
+/// (libpq's rule): a password that has leaked to other users must not be
+/// used quietly, and failing the connection would punish a harmless setup.
+pub(super) fn usable_mode(mode: u32) -> bool {
+    const TYPE_MASK: u32 = 0o170_000;
+    const REGULAR: u32 = 0o100_000;
+    let file_type = mode & TYPE_MASK;
+    (file_type == 0 || file_type == REGULAR) && mode & 0o077 == 0
+}
+
+/// Reads and parses the password file through `env`, or returns `None`
+/// when there is none to use. A missing or unreadable file is normal and
+/// silently ignored, as is one [`usable_mode`] refuses.
+pub(super) fn load(env: &dyn Environment, path: &Path) -> Option<PassFile> {
+    if let Some(mode) = env.file_mode(path) {
+        if !usable_mode(mode) {
+            return None;
         }
     }
-    None
+    env.read_file(path)
+        .ok()
+        .map(|contents| PassFile::parse(&contents))
+}
+
+impl PassFile {
+    /// Parses a whole file; lines that are not entries are dropped.
+    pub(super) fn parse(contents: &[u8]) -> PassFile {
+        let entries = contents
+            .split(|&b| b == b'\n')
+            .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+            .filter(|line| !line.is_empty() && line.first() != Some(&b'#'))
+            .filter_map(Entry::parse)
+            .collect();
+        PassFile { entries }
+    }
+
+    /// Finds the password for `query`, if a line matches. A matching line
+    /// with an empty password ends the search without a password, as the
+    /// first match always wins.
+    pub(super) fn lookup(&self, query: &Query<'_>) -> Option<Vec<u8>> {
+        let port = query.port.to_string();
+        let entry = self.entries.iter().find(|entry| {
+            (entry.fields[0].matches(query.host.as_bytes())
+                || (query.unix && entry.fields[0].matches(b"localhost")))
+                && entry.fields[1].matches(port.as_bytes())
+                && entry.fields[2].matches(query.dbname.as_bytes())
+                && entry.fields[3].matches(query.user.as_bytes())
+        })?;
+        (!entry.password.is_empty()).then(|| entry.password.clone())
+    }
 }
 
 struct Field {

@@ -3,8 +3,10 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::pgpass_cache::PassFileCache;
 use super::{
     fields, params, pgpass, validate, Config, ConfigError, Environment, Host, ResolvedConfig,
     Secret, SslMode, Target, DEFAULT_HOST, DEFAULT_PORT,
@@ -26,9 +28,19 @@ fn non_empty(s: Option<&str>) -> Option<String> {
     s.filter(|s| !s.is_empty()).map(str::to_owned)
 }
 
+/// Where the password file is read from.
+pub(super) enum PassFiles {
+    /// Through the [`Environment`], on every resolve.
+    Env,
+    /// From the file system through a cache (the environment must be the
+    /// process's own, whose files these are).
+    Cached(&'static PassFileCache),
+}
+
 pub(super) fn resolve(
     config: &Config,
     env: &dyn Environment,
+    pass_files: PassFiles,
 ) -> Result<ResolvedConfig, ConfigError> {
     let vars = Vars(env);
     // The settings with the environment filled in, row by row from the
@@ -98,7 +110,7 @@ pub(super) fn resolve(
     }
 
     // Read at most once, and only if some target lacks a password.
-    let mut passfile: Option<Option<Vec<u8>>> = None;
+    let mut passfile: Option<Option<Arc<pgpass::PassFile>>> = None;
     let mut targets = Vec::with_capacity(count);
     for i in 0..count {
         let host = config.hosts.get(i);
@@ -117,8 +129,9 @@ pub(super) fn resolve(
         let password = match &shared_password {
             Some(password) => Some(password.clone()),
             None => {
-                let contents = passfile.get_or_insert_with(|| read_passfile(config, &vars));
-                contents.as_deref().and_then(|contents| {
+                let file =
+                    passfile.get_or_insert_with(|| read_passfile(config, &vars, &pass_files));
+                file.as_deref().and_then(|file| {
                     // libpq matches the name the user gave, not the address
                     // it stands for.
                     let (key, unix) = match (host, addr) {
@@ -134,7 +147,7 @@ pub(super) fn resolve(
                         dbname: &dbname,
                         user: &user,
                     };
-                    pgpass::lookup(contents, &query).map(Secret::new)
+                    file.lookup(&query).map(Secret::new)
                 })
             }
         };
@@ -237,7 +250,11 @@ fn tcp_addr(addr: IpAddr) -> Host {
 
 /// The password file to use: `passfile=` (or `PGPASSFILE`, merged into
 /// it), else the per-user default.
-fn read_passfile(config: &Config, vars: &Vars<'_>) -> Option<Vec<u8>> {
+fn read_passfile(
+    config: &Config,
+    vars: &Vars<'_>,
+    pass_files: &PassFiles,
+) -> Option<Arc<pgpass::PassFile>> {
     let path = config
         .passfile
         .clone()
@@ -250,5 +267,8 @@ fn read_passfile(config: &Config, vars: &Vars<'_>) -> Option<Vec<u8>> {
                 vars.0.home_dir().map(|home| home.join(".pgpass"))
             }
         })?;
-    pgpass::load(vars.0, &path)
+    match pass_files {
+        PassFiles::Env => pgpass::load(vars.0, &path).map(Arc::new),
+        PassFiles::Cached(cache) => cache.get(&path),
+    }
 }

@@ -1635,7 +1635,7 @@ proptest! {
 
     #[test]
     fn pgpass_never_panics(file in any::<Vec<u8>>(), host in "[a-z/]{0,5}") {
-        let _ = pgpass::lookup(&file, &pgpass::Query {
+        let _ = pgpass::PassFile::parse(&file).lookup(&pgpass::Query {
             host: &host,
             unix: host.starts_with('/'),
             port: 5432,

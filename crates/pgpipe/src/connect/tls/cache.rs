@@ -7,18 +7,18 @@
 //! host verify-full checks, each file setting, the home directory the
 //! `~/.postgresql/` defaults come from), so different settings never share
 //! one. It stays fresh by its files: each connect looks at the metadata
-//! (modification time, size, inode) of the files the setup was read from
-//! and rebuilds it when one changed, appeared or went away, so rotated
-//! certificates are picked up by the next connect as before. The system
+//! ([`FileStamp`]: modification and change time, size, inode) of the files
+//! the setup was read from and rebuilds it when one changed, appeared or
+//! went away, so rotated certificates are picked up by the next connect as before. The system
 //! store (`sslrootcert=system`) has no single file to watch: an entry using
 //! it is rebuilt after [`SYSTEM_ROOTS_MAX_AGE`].
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use crate::config::{Environment, ResolvedConfig, SslMode};
+use crate::config::{Environment, FileStamp, ResolvedConfig, SslMode};
 use crate::Error;
 
 use super::{default_file, TlsSetup};
@@ -43,29 +43,9 @@ struct Key {
     home: Option<PathBuf>,
 }
 
-/// What a file looked like when the setup was read from it; `None`: absent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Stamp(Option<(SystemTime, u64, u64)>);
-
-impl Stamp {
-    fn of(path: &std::path::Path) -> Stamp {
-        Stamp(std::fs::metadata(path).ok().map(|m| {
-            #[cfg(unix)]
-            let inode = std::os::unix::fs::MetadataExt::ino(&m);
-            #[cfg(not(unix))]
-            let inode = 0;
-            (
-                m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-                m.len(),
-                inode,
-            )
-        }))
-    }
-}
-
 struct Entry {
     setup: Arc<TlsSetup>,
-    stamps: Vec<(PathBuf, Stamp)>,
+    stamps: Vec<(PathBuf, FileStamp)>,
     built: Instant,
     system_roots: bool,
 }
@@ -147,7 +127,7 @@ fn stamps(
     config: &ResolvedConfig,
     env: &dyn Environment,
     system_roots: bool,
-) -> Vec<(PathBuf, Stamp)> {
+) -> Vec<(PathBuf, FileStamp)> {
     let mut paths: Vec<PathBuf> = Vec::with_capacity(5);
     let or_default =
         |set: &Option<PathBuf>, name: &str| set.clone().or_else(|| default_file(env, name));
@@ -171,7 +151,7 @@ fn stamps(
     paths
         .into_iter()
         .map(|p| {
-            let stamp = Stamp::of(&p);
+            let stamp = FileStamp::of(&p);
             (p, stamp)
         })
         .collect()
