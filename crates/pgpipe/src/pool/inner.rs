@@ -181,7 +181,7 @@ impl PoolInner {
         }
     }
 
-    pub(crate) fn exhausted(&self, start: Instant) -> Error {
+    fn exhausted(&self, start: Instant) -> Error {
         Error::new(
             ErrorKind::Timeout,
             format!(
