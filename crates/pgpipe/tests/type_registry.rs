@@ -356,3 +356,91 @@ async fn query_as_waits_for_the_lookup_of_a_type_never_seen() {
     })
     .await
 }
+
+/// Streams every row of `sql` and reads its two columns typed: a composite
+/// and an enum.
+async fn stream_typed(client: &pgpipe::Client, sql: &str) -> Vec<((String, String, i64), String)> {
+    let mut rows = client.query_stream(sql, ()).await.unwrap();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().await {
+        let row = row.unwrap();
+        assert_eq!(row.columns()[0].type_().to_string(), "mail.attach");
+        let mood: String = row.try_get(1).unwrap();
+        out.push((row.try_get(0).unwrap(), mood));
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_stream_describes_column_types_its_connection_never_saw() {
+    common::bounded(async {
+        let db = common::database("registry_stream");
+        let setup = common::connect(&db).await;
+        setup.batch_execute(SCHEMA).await.unwrap();
+        const SQL: &str = "SELECT ROW('a.txt', 'text/plain', g)::mail.attach, 'happy'::mood \
+                           FROM generate_series(1, 3) g";
+        let expected: Vec<_> = (1..=3)
+            .map(|g| (("a.txt".into(), "text/plain".into(), g), "happy".into()))
+            .collect();
+
+        // A fresh connection has never seen mail.attach nor mood: the
+        // stream's rows arrive after they are described.
+        let fresh = common::connect(&db).await;
+        let before = fresh.stats().socket_writes;
+        assert_eq!(stream_typed(&fresh, SQL).await, expected);
+        let first = fresh.stats().socket_writes - before;
+        // Again: the described columns are in the statement cache now, so
+        // the stream is one request with no describe or look-up before it.
+        let before = fresh.stats().socket_writes;
+        assert_eq!(stream_typed(&fresh, SQL).await, expected);
+        let again = fresh.stats().socket_writes - before;
+        assert!(
+            first >= 2 && again < first,
+            "first {first} writes, again {again}"
+        );
+
+        // `execute` keeps the statement's columns without looking their
+        // types up; a stream of it afterwards still decodes them.
+        let executed = common::connect(&db).await;
+        assert_eq!(executed.execute(SQL, ()).await.unwrap(), 3);
+        assert_eq!(stream_typed(&executed, SQL).await, expected);
+
+        // Inside a transaction, on its connection.
+        let mut in_tx = common::connect(&db).await;
+        let tx = in_tx.transaction().await.unwrap();
+        let mut rows = tx.query_stream(SQL, ()).await.unwrap();
+        let mut n = 0;
+        while let Some(row) = rows.next().await {
+            let (file, _, size): (String, String, i64) = row.unwrap().try_get(0).unwrap();
+            assert_eq!(file, "a.txt");
+            n += 1;
+            assert_eq!(size, n);
+        }
+        drop(rows);
+        tx.commit().await.unwrap();
+
+        // With the statement cache off every stream describes first.
+        let url = format!(
+            "{}?statement_cache_capacity=0",
+            db.url(pgpipe_testkit::AuthRole::Trust)
+        );
+        let uncached = pgpipe::connect(&url).await.unwrap();
+        assert_eq!(stream_typed(&uncached, SQL).await, expected);
+        assert_eq!(stream_typed(&uncached, SQL).await, expected);
+
+        // A statement that does not parse fails with the server's error, as
+        // without the describe, and the connection goes on.
+        let err = fresh
+            .query_stream("SELECT nope FROM nowhere", ())
+            .await
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(
+            err.code(),
+            Some(&pgpipe::SqlState::UNDEFINED_TABLE),
+            "{err:#}"
+        );
+        assert_eq!(stream_typed(&fresh, SQL).await, expected);
+    })
+    .await
+}

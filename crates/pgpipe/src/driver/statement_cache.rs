@@ -144,16 +144,41 @@ impl StatementCache {
         }
     }
 
+    /// The result columns kept for the statement of this SQL text and
+    /// declared types, once a run described them. Not counted as a lookup:
+    /// the query that asks then runs through [`get`](Self::get).
+    pub(crate) fn columns(&self, sql: &str, oids: &[Oid]) -> Option<Arc<[Column]>> {
+        self.entry(sql, oids)?.columns.clone()
+    }
+
+    /// Replaces the kept columns of this statement with the same columns,
+    /// their user-defined types now described (a run that skipped the
+    /// catalog look-up kept them with bare OIDs).
+    pub(crate) fn replace_columns(&mut self, sql: &str, oids: &[Oid], columns: &Arc<[Column]>) {
+        if let Some(e) = self.entry_mut(sql, oids) {
+            e.columns = Some(columns.clone());
+        }
+    }
+
+    fn entry(&self, sql: &str, oids: &[Oid]) -> Option<&Entry> {
+        self.by_hash
+            .get(&key_hash(sql, oids))?
+            .iter()
+            .find(|e| &*e.sql == sql && &*e.oids == oids)
+    }
+
+    fn entry_mut(&mut self, sql: &str, oids: &[Oid]) -> Option<&mut Entry> {
+        self.by_hash
+            .get_mut(&key_hash(sql, oids))?
+            .iter_mut()
+            .find(|e| &*e.sql == sql && &*e.oids == oids)
+    }
+
     /// The parameter types kept for this SQL text and declared types (see
     /// [`set_param_types`](Self::set_param_types)). Not counted as a
     /// lookup: the query that asks then runs through [`get`](Self::get).
     pub(crate) fn param_types(&self, sql: &str, oids: &[Oid]) -> Option<Arc<[Type]>> {
-        self.by_hash
-            .get(&key_hash(sql, oids))?
-            .iter()
-            .find(|e| &*e.sql == sql && &*e.oids == oids)?
-            .params
-            .clone()
+        self.entry(sql, oids)?.params.clone()
     }
 
     /// Keeps the parameter types the server inferred for the statement of
@@ -161,11 +186,7 @@ impl StatementCache {
     /// was made by the query that learnt them; one that failed to parse is
     /// gone, and then there is nothing to keep).
     pub(crate) fn set_param_types(&mut self, sql: &str, oids: &[Oid], types: &Arc<[Type]>) {
-        if let Some(e) = self
-            .by_hash
-            .get_mut(&key_hash(sql, oids))
-            .and_then(|b| b.iter_mut().find(|e| &*e.sql == sql && &*e.oids == oids))
-        {
+        if let Some(e) = self.entry_mut(sql, oids) {
             e.params.get_or_insert_with(|| types.clone());
         }
     }

@@ -142,11 +142,20 @@ impl ConnRef {
         let sent = async {
             if let (StatementRef::Sql(sql), true) = (st, params.needs_server_types()) {
                 let described = Box::pin(self.describe_params(sql, &params)).await?;
+                if !described.fetched() {
+                    // Parameter types came from the cache; the columns'
+                    // may still need describing.
+                    Box::pin(self.describe_result_types(sql, &params)).await?;
+                }
                 let permit = self.shared().permit().await?;
                 let sent = send_query(self.shared(), self.session, permit, st, &described);
                 // The statement is in the cache now (a failed parse takes it out).
                 described.remember(self, sql);
                 return sent;
+            }
+            if let StatementRef::Sql(sql) = st {
+                // Boxed: a cold path (once per statement and connection).
+                Box::pin(self.describe_result_types(sql, &params)).await?;
             }
             let permit = self.shared().permit().await?;
             send_query(self.shared(), self.session, permit, st, &params)

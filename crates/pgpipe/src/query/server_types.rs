@@ -58,6 +58,12 @@ impl<P: Params + ?Sized> Params for Described<'_, P> {
 }
 
 impl<P: ?Sized> Described<'_, P> {
+    /// Whether the types were learnt with a round trip now, which also
+    /// described the result's column types on this connection.
+    pub(crate) fn fetched(&self) -> bool {
+        self.fetched
+    }
+
     /// Keeps the types with the statement the query just parsed (or hit)
     /// in the cache, so the next query of the same SQL needs no Describe.
     pub(crate) fn remember(&self, conn: &ConnRef, sql: &str) {
@@ -104,11 +110,47 @@ impl ConnRef {
         })
     }
 
+    /// Makes sure every column type of `sql`'s result is described on this
+    /// connection before the statement runs, for a stream, which hands rows
+    /// out as they arrive and so cannot stop for a catalog look-up after its
+    /// RowDescription. Free when the statement cache already holds the
+    /// statement's columns (every run after the first on this connection);
+    /// otherwise one Parse + Describe round trip, plus the look-up when a
+    /// column's type is new to the connection.
+    pub(crate) async fn describe_result_types<P: Params + ?Sized>(
+        &self,
+        sql: &str,
+        params: &P,
+    ) -> Result<(), Error> {
+        let oids: Vec<Oid> = params.with_type_oids(<[Oid]>::to_vec);
+        let Some(kept) = self.shared().with_cache(|c| c.columns(sql, &oids)) else {
+            return self.fetch_statement_types(sql, &oids).await.map(|_| ());
+        };
+        // Kept by a run that did not look its column types up (`execute`),
+        // or before the registry was cleared: describe them now.
+        if let Some(described) = self.resolve_columns(&kept).await? {
+            self.shared()
+                .with_cache(|c| c.replace_columns(sql, &oids, &described));
+        }
+        Ok(())
+    }
+
+    /// The server's parameter types for `sql`; its result's column types
+    /// are described in the registry on the way (the same Describe answers
+    /// both), so a stream of it decodes user-defined columns.
+    async fn fetch_param_types(&self, sql: &str, oids: &[Oid]) -> Result<Arc<[Type]>, Error> {
+        let params = self.fetch_statement_types(sql, oids).await?;
+        let registry = &self.shared().types;
+        Ok(params.iter().map(|&oid| registry.get(oid)).collect())
+    }
+
     /// Parse + Describe of the unnamed statement + Sync: one round trip, in
     /// this handle's reservation (a transaction's statement is described
     /// inside it). The unnamed statement is safe on a shared connection:
     /// one request's messages reach the server together, in order.
-    async fn fetch_param_types(&self, sql: &str, oids: &[Oid]) -> Result<Arc<[Type]>, Error> {
+    /// User-defined parameter and column types are then described from the
+    /// catalog (once per connection); returns the parameter type OIDs.
+    async fn fetch_statement_types(&self, sql: &str, oids: &[Oid]) -> Result<Vec<Oid>, Error> {
         super::refuse::refuse_copy_from_stdin(sql)?;
         let asked = async {
             let mut responses = self
@@ -121,43 +163,49 @@ impl ConnRef {
                     Ok(())
                 })
                 .await?;
-            let mut found: Vec<Oid> = Vec::new();
+            let mut params: Vec<Oid> = Vec::new();
+            let mut columns: Vec<Oid> = Vec::new();
             let mut reply = Reply::without_bind();
             loop {
                 let (tag, body) = responses.next_raw().await.map_err(|e| reply.cut_short(e))?;
                 match reply.event(tag, body) {
                     Event::Ready => break,
-                    Event::Step | Event::NoRows | Event::Failed | Event::Columns(_) => {}
-                    Event::Params(desc) => found = desc.types().collect(),
-                    other => reply.unexpected_event(other, "while describing parameters"),
+                    Event::Step | Event::NoRows | Event::Failed => {}
+                    Event::Params(desc) => params = desc.types().collect(),
+                    Event::Columns(desc) => columns = desc.fields().map(|f| f.type_oid).collect(),
+                    other => reply.unexpected_event(other, "while describing the statement"),
                 }
             }
             match reply.take_error() {
                 Some(e) => Err(self.shared().request_failed(e)),
-                None => Ok(found),
+                None => Ok((params, columns)),
             }
         };
-        let found = match self.timeout {
+        let (params, columns) = match self.timeout {
             None => asked.await?,
             Some(limit) => tokio::time::timeout(limit, asked).await.map_err(|_| {
                 Error::new(
                     ErrorKind::Timeout,
-                    format!("describing the statement's parameters timed out after {limit:?}"),
+                    format!("describing the statement timed out after {limit:?}"),
                 )
             })??,
         };
-        // User-defined parameter types (enums, composites, domains, their
-        // arrays) are described from the catalog, once per connection, so
-        // `accepts` sees their names and kinds.
+        // User-defined types (enums, composites, domains, their arrays) are
+        // described from the catalog, once per connection, so `accepts`
+        // sees their names and kinds: the parameters' for the encoders, the
+        // columns' for a stream's rows.
         let registry = &self.shared().types;
-        let unknown: Vec<Oid> = found
+        let mut unknown: Vec<Oid> = params
             .iter()
+            .chain(&columns)
             .copied()
-            .filter(|&oid| !registry.knows(oid))
+            .filter(|&oid| oid != 0 && !registry.knows(oid))
             .collect();
+        unknown.sort_unstable();
+        unknown.dedup();
         if !unknown.is_empty() {
             self.describe_types(&unknown).await?;
         }
-        Ok(found.iter().map(|&oid| registry.get(oid)).collect())
+        Ok(params)
     }
 }

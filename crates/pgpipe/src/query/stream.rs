@@ -33,11 +33,13 @@ use crate::Error;
 /// # User-defined column types
 ///
 /// Rows are handed out as they arrive, so a stream cannot stop to look up a
-/// column type in the catalog. Composite, enum and other user-defined column
-/// types are described when this connection already knows them (from
-/// [`Client::register_type`](crate::Client::register_type) or an earlier
-/// query); otherwise the column carries the bare OID and typed reads of it
-/// are refused with an error that says so.
+/// column type in the catalog after its first rows. Instead, the first
+/// stream of an SQL text on a connection describes the statement (one
+/// Parse + Describe round trip, and the catalog look-up of any composite,
+/// enum or other user-defined column type the connection has not seen)
+/// before running it; later streams of the same text find the described
+/// columns in the statement cache and pay nothing. With the statement
+/// cache turned off, every stream of SQL text pays the describe.
 ///
 /// # Cancel safety
 ///
