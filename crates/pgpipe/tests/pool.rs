@@ -657,3 +657,37 @@ async fn two_concurrent_statements_get_two_backends() {
     })
     .await
 }
+
+/// A burst of statements on a cold pool waits for the shared lane's first
+/// connection instead of opening checkouts of its own, which would then
+/// sit idle until `idle_timeout` (per host of a cluster, that doubled the
+/// connections held).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_on_a_cold_pool_opens_one_connection() {
+    bounded(async {
+        let db = database("pool_cold_burst");
+        let pool = Pool::connect_lazy_with_config(
+            config(&db),
+            PoolConfig::new().max_size(4).shared_connections(1),
+        )
+        .unwrap();
+        let observer = observer(&db).await;
+        let burst: Vec<_> = (0..32)
+            .map(|i| {
+                let pool = pool.clone();
+                tokio::spawn(async move {
+                    let row = pool.query_one("SELECT $1::int4", (i,)).await.unwrap();
+                    assert_eq!(row.get::<i32, _>(0), i);
+                })
+            })
+            .collect();
+        for task in burst {
+            task.await.unwrap();
+        }
+        let stats = pool.stats();
+        assert_eq!((stats.size, stats.shared), (1, 1), "{stats:?}");
+        // The server agrees (the observer is the other backend).
+        assert_eq!(backends(&observer, &db).await, 2, "{stats:?}");
+    })
+    .await
+}

@@ -181,7 +181,7 @@ impl PoolInner {
         }
     }
 
-    fn exhausted(&self, start: Instant) -> Error {
+    pub(crate) fn exhausted(&self, start: Instant) -> Error {
         Error::new(
             ErrorKind::Timeout,
             format!(

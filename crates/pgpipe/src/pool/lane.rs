@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
-use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio::time::Instant;
 
 use super::conn::Conn;
@@ -40,8 +40,19 @@ pub(crate) struct LaneConn {
 pub(crate) struct Lane {
     conns: RwLock<Vec<Arc<LaneConn>>>,
     growing: AtomicBool,
+    /// Woken when a connection joins or a growth ends, for callers waiting
+    /// on a cold lane ([`Lane::wait_for_growth`]).
+    changed: Notify,
     target: usize,
     epoch: Instant,
+}
+
+/// How [`Lane::wait_for_growth`] ended without a lease.
+pub(crate) enum NoLease {
+    /// No growth is in progress (or it ended without a connection).
+    NotGrowing,
+    /// The deadline passed first.
+    TimedOut,
 }
 
 /// A statement's hold on a lane connection; counts it as in flight until
@@ -56,6 +67,7 @@ impl Lane {
         Lane {
             conns: RwLock::new(Vec::with_capacity(target)),
             growing: AtomicBool::new(false),
+            changed: Notify::new(),
             target,
             epoch: Instant::now(),
         }
@@ -120,6 +132,31 @@ impl Lane {
 
     pub(crate) fn done_growing(&self) {
         self.growing.store(false, Ordering::Release);
+        self.changed.notify_waiters();
+    }
+
+    /// On a cold lane whose first connection is opening: waits until it
+    /// joins (and leases it) or the growth ends without one, at most until
+    /// `deadline`. Waiting instead of opening a connection of one's own
+    /// keeps a cold pool at one connection (a checkout opened meanwhile
+    /// would sit idle until `idle_timeout`: per host of a cluster, twice
+    /// the connections).
+    pub(crate) async fn wait_for_growth(&self, deadline: Instant) -> Result<Lease<'_>, NoLease> {
+        loop {
+            // Registered before looking, so a push in between wakes us.
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if let (Some(lease), _) = self.lease() {
+                return Ok(lease);
+            }
+            if !self.growing.load(Ordering::Acquire) {
+                return Err(NoLease::NotGrowing);
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                return Err(NoLease::TimedOut);
+            }
+        }
     }
 
     /// Adds a connection unless the lane is full or the pool closed
@@ -141,6 +178,8 @@ impl Lane {
             in_flight: AtomicUsize::new(0),
             last_used_ms: AtomicU64::new(self.now_ms()),
         }));
+        drop(conns);
+        self.changed.notify_waiters();
         Ok(())
     }
 

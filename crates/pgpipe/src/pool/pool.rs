@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use super::config::{split_url, PoolConfig};
 use super::guard::PooledClient;
 use super::inner::PoolInner;
-use super::lane::Lease;
+use super::lane::{Lease, NoLease};
 use super::stats::PoolStats;
 use crate::config::ConfigError;
 use crate::error::ErrorKind;
@@ -312,9 +312,10 @@ impl Pool {
         result
     }
 
-    /// A connection for one statement: the least-loaded shared one, or a
-    /// checkout while the shared lane is empty (it fills in the
-    /// background) or disabled.
+    /// A connection for one statement: the least-loaded shared one; on a
+    /// cold lane, an idle connection if one is in hand, else the lane's
+    /// first connection once it has opened (one connect, not two); a
+    /// checkout when the lane is disabled or could not open.
     async fn shared(&self) -> Result<SharedConn<'_>, Error> {
         if self.inner.is_closed() {
             return Err(PoolInner::closed_error());
@@ -323,10 +324,25 @@ impl Pool {
         if grow {
             self.inner.grow_lane();
         }
-        match lease {
-            Some(lease) => Ok(SharedConn::Lane(lease)),
-            None => Ok(SharedConn::Checkout(self.get().await?)),
+        if let Some(lease) = lease {
+            return Ok(SharedConn::Lane(lease));
         }
+        if self.inner.idle_count() == 0 {
+            let start = Instant::now();
+            match self
+                .inner
+                .lane
+                .wait_for_growth(self.inner.acquire_deadline(start))
+                .await
+            {
+                Ok(lease) => return Ok(SharedConn::Lane(lease)),
+                Err(NoLease::TimedOut) => return Err(self.inner.exhausted(start)),
+                // The growth failed (its error is logged) or the lane is
+                // disabled: a checkout reports why, or serves.
+                Err(NoLease::NotGrowing) => {}
+            }
+        }
+        Ok(SharedConn::Checkout(self.get().await?))
     }
 
     /// A snapshot of the pool's gauges and counters.
