@@ -82,6 +82,14 @@ async fn a_promotion_is_seen_before_any_write_fails() {
             served_port(&shard.replica(Consistency::Any)).await,
             standby.port()
         );
+        // The standby's probe moves onto its pool's connection (opened by
+        // the read above) and stays there: the same open session before
+        // and after the promotion.
+        wait_until(
+            "the standby's probe rides on its pool's connection",
+            || async { !cluster.stats().shards[0].hosts[1].probe_session },
+        )
+        .await;
         let before = host(&shard, &standby);
         assert_eq!(before.role, Role::Standby);
 

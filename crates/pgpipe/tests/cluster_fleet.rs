@@ -1,7 +1,7 @@
 //! Connections at fleet scale against real databases: one connection
 //! budget across every shard's pool, idle shards shrinking to zero
-//! connections (probes' sessions included), and the statistics per host
-//! and shard matching what ran.
+//! connections (probes' sessions included), probes riding on the pools'
+//! connections, and the statistics per host and shard matching what ran.
 
 mod common;
 
@@ -144,7 +144,8 @@ async fn one_budget_caps_connections_across_every_shard() {
         );
         common::eventually("the server's count is the cluster's", || async {
             let (pools, probes) = server_connections(&observer, &dbnames).await;
-            pools as usize == cluster.stats().open && probes == 8
+            let stats = cluster.stats();
+            pools as usize == stats.open && probes as usize == stats.probe_sessions
         })
         .await;
         assert!(server_connections(&observer, &dbnames).await.0 as usize <= BUDGET);
@@ -269,9 +270,8 @@ async fn idle_shards_shrink_to_zero_connections_and_wake_up_on_use() {
             tx.query_one("SELECT 1", ()).await.unwrap();
             tx.commit().await.unwrap();
         }
-        let (pools, probes) = server_connections(&observer, &dbnames).await;
+        let (pools, _) = server_connections(&observer, &dbnames).await;
         assert!(pools >= 3, "{pools}");
-        assert_eq!(probes, 3);
 
         common::eventually("every shard is dormant with no connection", || async {
             let stats = cluster.stats();
@@ -345,6 +345,92 @@ async fn stats_count_what_ran_per_host_and_shard() {
         assert!(s2.hosts[0].pool.is_none());
         assert_eq!(s2.hosts[0].role, Role::Unknown);
         assert_eq!(stats.open, s0.open + s1.open);
+    })
+    .await
+}
+
+/// A host in use costs the server one connection: once its pool holds a
+/// shared connection, the role probe runs on it and closes its own
+/// session. The probes still run (the host's WAL position follows a
+/// write), and a pooled connection that dies under them does not make the
+/// host unreachable: the probe asks on a session of its own instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_probe_rides_on_the_pools_connection() {
+    common::bounded(async {
+        let dbs = shard_databases(1);
+        let cluster = builder(&dbs)
+            .probe_interval(Duration::from_millis(50))
+            .build()
+            .unwrap();
+        let observer_db = common::database("cluster_fleet_observer");
+        let observer = common::connect(&observer_db).await;
+        let dbnames = names(&dbs);
+        let shard = cluster.shard_id(0).unwrap();
+        shard
+            .primary()
+            .execute("CREATE TABLE t (v int)", ())
+            .await
+            .unwrap();
+
+        common::eventually("one connection: the pool's, the probe on it", || async {
+            server_connections(&observer, &dbnames).await == (1, 0)
+                && cluster.stats().probe_sessions == 0
+        })
+        .await;
+        assert!(!cluster.stats().shards[0].hosts[0].probe_session);
+
+        // A write moves the primary's WAL position; a later probe (on the
+        // pooled connection: still no session of its own) reports it.
+        let after: pgpipe::types::PgLsn = shard
+            .primary()
+            .query_one(
+                "WITH w AS (INSERT INTO t VALUES (1)) SELECT pg_current_wal_insert_lsn()",
+                (),
+            )
+            .await
+            .unwrap()
+            .get(0);
+        common::eventually("a probe sees the write's position", || async {
+            shard.hosts()[0].position.is_some_and(|p| p >= after)
+        })
+        .await;
+        assert_eq!(server_connections(&observer, &dbnames).await, (1, 0));
+
+        // The pooled connection dies: the probes go on, on a session of
+        // their own, and never call the host unreachable.
+        // As the superuser the pools connect as (on another database, so
+        // it is not counted).
+        let superuser = pgpipe::connect(&host_url(&observer_db)).await.unwrap();
+        superuser
+            .execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = $1 AND application_name = 'fleet_test'",
+                (&dbnames[0],),
+            )
+            .await
+            .unwrap();
+        let watched = async {
+            loop {
+                let host = &shard.hosts()[0];
+                assert_eq!(host.role, Role::Primary, "{host:?}");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        let (_, ()) = tokio::join!(
+            tokio::time::timeout(Duration::from_secs(1), watched),
+            common::eventually("the probe holds its own session", || async {
+                cluster.stats().probe_sessions == 1
+                    && server_connections(&observer, &dbnames).await == (0, 1)
+            })
+        );
+        // The next statement opens a pooled connection again, and the
+        // probe moves back onto it.
+        shard.primary().execute("SELECT 1", ()).await.unwrap();
+        common::eventually("the probe is back on the pool's connection", || async {
+            server_connections(&observer, &dbnames).await == (1, 0)
+                && cluster.stats().probe_sessions == 0
+        })
+        .await;
     })
     .await
 }

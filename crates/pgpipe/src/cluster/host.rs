@@ -2,7 +2,7 @@
 //! position as its last probe saw them, and the probe itself.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -79,6 +79,9 @@ pub(crate) struct HostNode {
     /// The probe's own session, kept open between probes; the lock also
     /// makes on-demand refreshes of one host run one at a time.
     probe: tokio::sync::Mutex<Option<Client>>,
+    /// Whether the probe's own session is open (for stats, which cannot
+    /// wait for the lock above).
+    probe_session_open: AtomicBool,
 }
 
 impl HostNode {
@@ -119,6 +122,7 @@ impl HostNode {
             demoted_at: Mutex::new(None),
             last_error: Mutex::new(None),
             probe: tokio::sync::Mutex::new(None),
+            probe_session_open: AtomicBool::new(false),
         }
     }
 
@@ -216,13 +220,28 @@ impl HostNode {
     /// Closes the probe's session (waiting for a probe in progress, which
     /// its timeout bounds); the next probe opens a new one.
     pub(crate) async fn close_probe(&self) {
-        if let Some(client) = self.probe.lock().await.take() {
+        let mut probe = self.probe.lock().await;
+        if let Some(client) = probe.take() {
             client.close();
         }
+        self.probe_session_open.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether the probe holds a session of its own now (it rides on a
+    /// pooled connection when the host's pool has one).
+    pub(crate) fn probe_session_open(&self) -> bool {
+        self.probe_session_open.load(Ordering::Relaxed)
     }
 
     /// Probes the host unless a probe that started at or after
     /// `not_before` already finished: concurrent callers share one probe.
+    ///
+    /// The probe rides on a connection the host's pool already holds when
+    /// it has one (without counting as the pool's use, so an idle pool
+    /// still shrinks), and closes the probe's own session then: a host in
+    /// use costs the server one connection, not one plus the probe's. Only
+    /// a host with no pooled connection (or one that failed under the
+    /// probe) is asked on the probe's own session.
     pub(crate) async fn refresh(&self, not_before: Instant, timeout: Duration) -> Seen {
         let mut probe = self.probe.lock().await;
         let seen = self.seen();
@@ -230,19 +249,41 @@ impl HostNode {
             return seen;
         }
         let started = Instant::now();
-        let result =
-            tokio::time::timeout(timeout, probe_once(&self.probe_config, &mut probe)).await;
-        let result = result.unwrap_or_else(|_| {
-            Err(Error::new(
-                ErrorKind::Timeout,
-                format!("the probe did not answer within {timeout:?}"),
-            ))
-        });
+        let deadline = started + timeout;
+        let pooled = self.existing_pool().and_then(|p| p.unleased_client());
+        let mut result = None;
+        if let Some(client) = pooled {
+            // Half the bound at most: a pooled connection stuck behind a
+            // long statement must leave time to ask on a session of our own.
+            let share = timeout / 2;
+            if let Ok(Ok(found)) = tokio::time::timeout(share, probe_on(&client)).await {
+                if let Some(own) = probe.take() {
+                    own.close();
+                }
+                result = Some(Ok(found));
+            }
+        }
+        let result = match result {
+            Some(found) => found,
+            None => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                tokio::time::timeout(left, probe_own(&self.probe_config, &mut probe))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(Error::new(
+                            ErrorKind::Timeout,
+                            format!("the probe did not answer within {timeout:?}"),
+                        ))
+                    })
+            }
+        };
         if result.is_err() {
             // A session that failed may be broken: the next probe opens a
             // new one.
             *probe = None;
         }
+        self.probe_session_open
+            .store(probe.is_some(), Ordering::Relaxed);
         self.apply(started, result)
     }
 
@@ -284,13 +325,17 @@ impl HostNode {
     }
 }
 
-/// One probe on the probe's session (opened if needed): recovery state,
-/// read-only state, and the WAL position in one statement.
-async fn probe_once(config: &Config, session: &mut Option<Client>) -> Result<Seen, Error> {
+/// One probe on the probe's own session (opened if needed).
+async fn probe_own(config: &Config, session: &mut Option<Client>) -> Result<Seen, Error> {
     if session.as_ref().is_none_or(Client::is_closed) {
         *session = Some(config.connect().await?);
     }
-    let client = session.as_ref().ok_or_else(Error::closed)?;
+    probe_on(session.as_ref().ok_or_else(Error::closed)?).await
+}
+
+/// One probe on `client`: recovery state, read-only state, and the WAL
+/// position in one statement.
+async fn probe_on(client: &Client) -> Result<Seen, Error> {
     let row = client
         .query_one(
             "SELECT pg_is_in_recovery(), \

@@ -36,6 +36,11 @@ pub struct ClusterStats {
     /// Connections open in every host pool (the probes' sessions not
     /// counted).
     pub open: usize,
+    /// Sessions the role probes hold of their own: a host whose pool has a
+    /// shared connection is probed on it, so only hosts in use without one
+    /// (or whose pooled connection failed under a probe) hold one. The
+    /// servers see `open + probe_sessions` connections from this cluster.
+    pub probe_sessions: usize,
     /// Every shard, in id order.
     pub shards: Vec<ShardStats>,
 }
@@ -127,6 +132,9 @@ pub struct HostStats {
     /// [`HostStatus::patroni`](super::HostStatus::patroni)): its lag in
     /// bytes is there.
     pub patroni: Option<PatroniMember>,
+    /// Whether the host's role probe holds a session of its own now (see
+    /// [`ClusterStats::probe_sessions`]).
+    pub probe_session: bool,
 }
 
 impl Cluster {
@@ -147,6 +155,11 @@ pub(crate) fn stats(cluster: &ClusterInner) -> ClusterStats {
     ClusterStats {
         budget: cluster.budget.as_ref().map(|b| budget_stats(b.counts())),
         open: shards.iter().map(|s| s.open).sum(),
+        probe_sessions: shards
+            .iter()
+            .flat_map(|s| &s.hosts)
+            .filter(|h| h.probe_session)
+            .count(),
         shards,
     }
 }
@@ -201,5 +214,6 @@ fn host_stats(shard: &ShardNode, host: &HostNode) -> HostStats {
         errors: host.errors.load(Ordering::Relaxed),
         pool,
         patroni: host.patroni(),
+        probe_session: host.probe_session_open(),
     }
 }

@@ -123,6 +123,19 @@ impl Lane {
         }
     }
 
+    /// The client of the least-loaded live lane connection, for a caller
+    /// that must not count as use (a cluster's role probe): neither its
+    /// in-flight count nor its last use is touched, so the connection goes
+    /// idle and is reaped as if the caller never ran. `None` when the lane
+    /// has no live connection.
+    pub(crate) fn unleased_client(&self) -> Option<Client> {
+        self.read()
+            .iter()
+            .filter(|c| !c.conn.client.is_closed())
+            .min_by_key(|c| c.in_flight.load(Ordering::Relaxed))
+            .map(|c| c.conn.client.clone())
+    }
+
     /// Claims the right to grow the lane (one growth at a time).
     pub(crate) fn start_growing(&self) -> bool {
         self.growing

@@ -345,6 +345,19 @@ impl Pool {
         Ok(SharedConn::Checkout(self.get().await?))
     }
 
+    /// A live shared-lane connection to run a statement on without it
+    /// counting as the pool's use (neither in flight nor a last use): the
+    /// cluster's probes ride on it instead of holding a session of their
+    /// own. The statement goes in the connection's pipeline like any other;
+    /// the connection may close under it (reaped), which the caller must
+    /// take as "ask elsewhere", not as the server gone.
+    pub(crate) fn unleased_client(&self) -> Option<Client> {
+        if self.inner.is_closed() {
+            return None;
+        }
+        self.inner.lane.unleased_client()
+    }
+
     /// A snapshot of the pool's gauges and counters.
     pub fn stats(&self) -> PoolStats {
         self.inner.counters.snapshot(
