@@ -125,8 +125,8 @@ pub fn shape_note(driver: DriverKind, variant: &Variant) -> Option<String> {
         (Shape::Copy(CopyCase::Out), D::Sqlx) => "copy_out_raw: bytes only, rows counted (sqlx has no COPY decoder)".into(),
         (Shape::Replay, _) => "answered by the in-tool replay server (captured response)".into(),
         (Shape::Shards, D::Pgpipe) => format!(
-            "Cluster, hash map over 100 shards, a Pool per host (max_size {}, shared lane {}) + the \
-             probe's session per host; {} tasks: shard(key), replica(Any).query_one / primary().execute",
+            "Cluster, hash map over 100 shards, a Pool per host (max_size {}, shared lane {}), the \
+             probes on the shared connections; {} tasks: shard(key), replica(Any).query_one / primary().execute",
             crate::drivers::pgpipe::shards::MAX_SIZE,
             crate::drivers::pgpipe::shards::SHARED,
             variant.total_tasks()
