@@ -202,3 +202,87 @@ async fn a_write_refused_as_read_only_moves_to_the_new_primary() {
     .await
     .expect("test exceeded its bound");
 }
+
+/// A standby cut off from a failed primary, not yet following the new one,
+/// may have replayed the old primary's WAL past a token the new primary
+/// hands out: by position alone it has "reached" the token without the
+/// write. Staged with two standbys of one primary: one promoted (timeline
+/// 2) and taking the write, the other still following the old primary
+/// (timeline 1), which goes on writing. The token names timeline 2, so
+/// the old-timeline standby never serves it: the read falls back to the
+/// new primary and sees the write. A token without a timeline (the text
+/// form before timelines) trusts position alone, and is served stale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standby_on_an_older_timeline_never_serves_a_newer_token() {
+    tokio::time::timeout(BOUND, async {
+        let old = Server::start().expect("primary");
+        old.execute("postgres", "CREATE TABLE kv (k int8 PRIMARY KEY)")
+            .unwrap();
+        let promoted = old.start_standby().expect("standby to promote");
+        let behind = old.start_standby().expect("standby left behind");
+        old.wait_replicated(&promoted).unwrap();
+        old.wait_replicated(&behind).unwrap();
+        promoted.promote().unwrap();
+
+        let cluster = Cluster::builder()
+            .shard(0, [host_url(&promoted), host_url(&behind)])
+            .probe_interval(Duration::from_millis(100))
+            .token_wait(Duration::from_millis(300))
+            .build()
+            .unwrap();
+        let shard = cluster.shard_id(0).unwrap();
+        let (_, token) = shard
+            .primary()
+            .execute_with_token("INSERT INTO kv VALUES (42)", ())
+            .await
+            .unwrap();
+        assert_eq!(served_port(&shard.primary()).await, promoted.port());
+        assert_eq!(token.timeline(), Some(2), "{token}");
+
+        // The old primary goes on (split brain): its standby replays past
+        // the token's position, on timeline 1, without the write.
+        for _ in 0..2 {
+            old.execute("postgres", "SELECT pg_switch_wal()").unwrap();
+            // Other keys than the write's.
+            old.execute(
+                "postgres",
+                "INSERT INTO kv SELECT generate_series(1000, 1100) ON CONFLICT DO NOTHING",
+            )
+            .unwrap();
+        }
+        old.wait_replicated(&behind).unwrap();
+        wait_until(
+            "the cluster sees the old-timeline standby past the token",
+            || async {
+                let h = host(&shard, &behind);
+                h.role == Role::Standby
+                    && h.timeline == Some(1)
+                    && h.position.is_some_and(|p| p >= token.lsn())
+            },
+        )
+        .await;
+
+        let read = |token| {
+            let shard = shard.clone();
+            async move {
+                let row = shard
+                    .replica(Consistency::ReadYourWrites(token))
+                    .query_one(
+                        "SELECT (SELECT count(*) FROM kv WHERE k = 42), inet_server_port()",
+                        (),
+                    )
+                    .await
+                    .unwrap();
+                let (count, port): (i64, i32) = (row.get(0), row.get(1));
+                (count, port as u16)
+            }
+        };
+        for _ in 0..5 {
+            assert_eq!(read(token).await, (1, promoted.port()));
+        }
+        let bare = pgpipe::cluster::WriteToken::from_lsn(token.lsn()).unwrap();
+        assert_eq!(read(bare).await, (0, behind.port()));
+    })
+    .await
+    .expect("the test finished within its bound");
+}

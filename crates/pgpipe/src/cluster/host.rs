@@ -10,6 +10,8 @@ use pgpipe_types::PgLsn;
 use tokio::time::Instant;
 
 use super::patroni_member::PatroniMember;
+use super::position::reached;
+use super::token::WriteToken;
 use crate::config::Host;
 use crate::error::ErrorKind;
 use crate::pool::budget::Budget;
@@ -52,6 +54,37 @@ pub(crate) struct Seen {
     pub(crate) wal_block: u64,
     /// The backend serving the probe's session.
     pub(crate) probe_pid: Option<i32>,
+    /// A primary's current timeline; the timeline a standby receives WAL
+    /// on (`pg_stat_wal_receiver`), `None` when it streams from nowhere or
+    /// the server does not show it to this user.
+    pub(crate) timeline: Option<u32>,
+    /// The server hides `pg_stat_wal_receiver` from this user (it needs
+    /// `pg_read_all_stats`): a standby's timeline cannot be known.
+    pub(crate) timeline_hidden: bool,
+}
+
+impl Seen {
+    /// Whether this standby has replayed the write of `token`: its replay
+    /// position has reached the token's and, when the token names a
+    /// timeline, it receives that timeline or a later one. A standby still
+    /// on an older timeline (cut off from a failed primary, not yet
+    /// following the new one) may have replayed WAL the new primary never
+    /// had, past the token's position: position alone would call it
+    /// caught up. Where the server hides the standby's timeline, position
+    /// alone decides.
+    pub(crate) fn has_replayed(&self, token: WriteToken) -> bool {
+        let Some(position) = self.position else {
+            return false;
+        };
+        if !reached(position, token.lsn(), self.wal_block) {
+            return false;
+        }
+        match (token.timeline(), self.timeline) {
+            (None, _) => true,
+            (Some(wanted), Some(receiving)) => receiving >= wanted,
+            (Some(_), None) => self.timeline_hidden,
+        }
+    }
 }
 
 pub(crate) struct HostNode {
@@ -118,6 +151,8 @@ impl HostNode {
                 in_hot_standby: None,
                 wal_block: 8192,
                 probe_pid: None,
+                timeline: None,
+                timeline_hidden: false,
             }),
             demoted_at: Mutex::new(None),
             last_error: Mutex::new(None),
@@ -342,7 +377,12 @@ async fn probe_on(client: &Client) -> Result<Seen, Error> {
                     current_setting('transaction_read_only') = 'on', \
                     CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() \
                          ELSE pg_current_wal_insert_lsn() END, \
-                    current_setting('wal_block_size')::int8",
+                    current_setting('wal_block_size')::int8, \
+                    CASE WHEN pg_is_in_recovery() \
+                         THEN (SELECT received_tli::int8 FROM pg_stat_wal_receiver) \
+                         ELSE ('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::int8 \
+                    END, \
+                    pg_has_role('pg_read_all_stats', 'USAGE')",
             (),
         )
         .await?;
@@ -350,6 +390,8 @@ async fn probe_on(client: &Client) -> Result<Seen, Error> {
     let read_only: bool = row.try_get(1)?;
     let position: Option<PgLsn> = row.try_get(2)?;
     let wal_block: i64 = row.try_get(3)?;
+    let timeline: Option<i64> = row.try_get(4)?;
+    let sees_receiver: bool = row.try_get(5)?;
     let role = match (in_recovery, read_only) {
         (true, _) => Role::Standby,
         (false, true) => Role::ReadOnly,
@@ -364,6 +406,8 @@ async fn probe_on(client: &Client) -> Result<Seen, Error> {
         in_hot_standby: client.parameter("in_hot_standby").map(|v| v == "on"),
         wal_block: u64::try_from(wal_block).unwrap_or(8192).max(1),
         probe_pid: Some(client.backend_pid()),
+        timeline: timeline.and_then(|t| u32::try_from(t).ok()),
+        timeline_hidden: in_recovery && !sees_receiver,
     })
 }
 
@@ -406,7 +450,42 @@ mod tests {
             in_hot_standby: None,
             wal_block: 8192,
             probe_pid: Some(1),
+            timeline: None,
+            timeline_hidden: false,
         })
+    }
+
+    fn standby(position: u64, timeline: Option<u32>, hidden: bool) -> Seen {
+        Seen {
+            position: Some(PgLsn::new(position)),
+            timeline,
+            timeline_hidden: hidden,
+            ..found(Role::Standby).unwrap()
+        }
+    }
+
+    /// Position first, then the timeline when the token names one and the
+    /// server shows the standby's.
+    #[test]
+    fn a_standby_has_replayed_a_token_on_its_timeline_or_a_later_one() {
+        let token = |text: &str| text.parse::<WriteToken>().unwrap();
+        assert!(standby(0x500, Some(2), false).has_replayed(token("0/500@2")));
+        assert!(standby(0x500, Some(3), false).has_replayed(token("0/500@2")));
+        assert!(!standby(0x4FF, Some(2), false).has_replayed(token("0/500@2")));
+        // Past the position on an older timeline: WAL the new primary may
+        // never have had.
+        assert!(!standby(0x9000, Some(1), false).has_replayed(token("0/500@2")));
+        // Streaming from nowhere, timeline visible to us: cannot tell.
+        assert!(!standby(0x9000, None, false).has_replayed(token("0/500@2")));
+        // Hidden from this user, or a token that names no timeline: the
+        // position alone decides.
+        assert!(standby(0x9000, None, true).has_replayed(token("0/500@2")));
+        assert!(standby(0x9000, Some(1), false).has_replayed(token("0/500")));
+        assert!(!Seen {
+            position: None,
+            ..standby(0, Some(2), false)
+        }
+        .has_replayed(token("0/500@2")));
     }
 
     fn refused() -> Error {

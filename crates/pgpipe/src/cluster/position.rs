@@ -8,6 +8,13 @@ use pgpipe_types::PgLsn;
 /// start; a plain page's is 24).
 const MAX_PAGE_HEADER: u64 = 40;
 
+/// The primary's current insert position and timeline as one text,
+/// `16/B374D848@2` (a [`WriteToken`](super::WriteToken)'s form): the
+/// timeline is the first eight hex digits of the name of the WAL file
+/// being written, the only place a primary reports it to any user.
+pub(crate) const TOKEN_SQL: &str = "SELECT pg_current_wal_insert_lsn()::text || '@' || \
+     ('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::int8::text";
+
 /// Whether a standby that replayed up to `replayed` has everything before
 /// `wanted`. `pg_current_wal_insert_lsn()` at a page boundary points past
 /// the new page's header, while replay stops at the end of the last record,

@@ -6,11 +6,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use pgpipe_types::{Params, PgLsn};
+use pgpipe_types::Params;
 
 use super::cluster::ClusterInner;
 use super::consistency::{Consistency, Fallback};
 use super::host::HostNode;
+use super::position::TOKEN_SQL;
 use super::shard::ShardNode;
 use super::token::WriteToken;
 use super::ShardId;
@@ -219,7 +220,7 @@ impl Route {
         self.run(|pool| async move {
             let mut batch = pool.batch();
             batch.add(statement, params);
-            batch.add("SELECT pg_current_wal_insert_lsn()", ());
+            batch.add(TOKEN_SQL, ());
             let mut results = batch.run().await?.into_iter();
             let affected = results
                 .next()
@@ -228,14 +229,12 @@ impl Route {
             let position = results
                 .next()
                 .ok_or_else(|| Error::protocol("the WAL position's result is missing"))??;
-            let lsn: PgLsn = position
+            let text: &str = position
                 .rows()
                 .first()
                 .ok_or_else(|| Error::protocol("the WAL position came back without a row"))?
                 .try_get(0)?;
-            let token = WriteToken::from_lsn(lsn)
-                .ok_or_else(|| Error::protocol("the server reported WAL position 0/0"))?;
-            Ok((affected, token))
+            Ok((affected, parse_token(text)?))
         })
         .await
     }
@@ -387,7 +386,13 @@ impl fmt::Debug for Route {
 ///
 /// As [`Transaction::commit_with_lsn`].
 pub async fn commit_with_token(tx: Transaction<'_>) -> Result<WriteToken, Error> {
-    let lsn = tx.commit_with_lsn().await?;
-    WriteToken::from_lsn(lsn)
-        .ok_or_else(|| Error::protocol("the server reported WAL position 0/0 after COMMIT"))
+    let text = tx.commit_then("commit_with_token", TOKEN_SQL).await?;
+    parse_token(std::str::from_utf8(&text).unwrap_or(""))
+}
+
+/// The token [`TOKEN_SQL`] returned.
+fn parse_token(text: &str) -> Result<WriteToken, Error> {
+    text.parse().map_err(|e: super::token::TokenParseError| {
+        Error::protocol(format!("the server's WAL position after the write: {e}"))
+    })
 }

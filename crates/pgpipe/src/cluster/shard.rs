@@ -13,7 +13,6 @@ use super::host::{HostNode, Role, Seen};
 use super::lag::History;
 #[cfg(feature = "patroni")]
 use super::patroni::PatroniSource;
-use super::position::reached;
 use super::settings::Settings;
 use super::ShardId;
 use crate::error::ErrorKind;
@@ -255,10 +254,7 @@ impl ShardNode {
             }
             Consistency::MaxLag(bound) => return self.pick(|h, s| self.within(h, s, Some(*bound))),
         };
-        let caught_up = |_: &HostNode, s: &Seen| {
-            s.position
-                .is_some_and(|p| reached(p, token.lsn(), s.wal_block))
-        };
+        let caught_up = |_: &HostNode, s: &Seen| s.has_replayed(token);
         let deadline = Instant::now() + settings.token_wait;
         loop {
             if let Some(host) = self.pick(caught_up) {

@@ -28,6 +28,13 @@ pub struct HostStatus {
     pub role: Role,
     /// A standby's replay position, a primary's insert position.
     pub position: Option<PgLsn>,
+    /// A primary's timeline; the timeline a standby receives WAL on
+    /// (`None` while it streams from nowhere, or when the server hides
+    /// `pg_stat_wal_receiver` from the cluster's user, which needs
+    /// `pg_read_all_stats` to see it). A read with a
+    /// [`WriteToken`](super::WriteToken) that names a later timeline never
+    /// goes to a standby on an earlier one.
+    pub timeline: Option<u32>,
     /// A standby's lag behind the primary, in time: how long ago the
     /// primary was first seen at a position the standby has not replayed
     /// (zero when it has replayed every position seen). Measured from
@@ -60,6 +67,7 @@ impl HostStatus {
             host: host.label.clone(),
             role: seen.role,
             position: seen.position,
+            timeline: seen.timeline,
             lag: match seen.role {
                 Role::Standby => shard.lag(&seen),
                 _ => None,

@@ -17,84 +17,96 @@ use pgpipe_types::PgLsn;
 /// shards say nothing about each other. Keep one per shard (a user's home
 /// shard, say).
 ///
+/// A token also names the primary's timeline when it was taken (the
+/// number a failover raises): a standby still replaying an older timeline
+/// may report a position past the token's on WAL the new primary never
+/// had, and is not eligible (see
+/// [`Consistency::ReadYourWrites`](crate::cluster::Consistency::ReadYourWrites)).
+///
 /// Tokens are ordered by position; [`merge`](Self::merge) keeps the later
-/// of two (what a session that wrote twice needs). The text form is
-/// PostgreSQL's own `pg_lsn` form, short enough for a cookie or a queue
-/// message, and parses back:
+/// position and the later timeline of two (what a session that wrote
+/// twice needs). The text form is PostgreSQL's own `pg_lsn` form followed
+/// by `@` and the timeline, short enough for a cookie or a queue message,
+/// and parses back; a bare position (the form before timelines) parses
+/// too, as a token that names no timeline:
 ///
 /// ```
 /// use pgpipe::cluster::WriteToken;
 ///
-/// let a: WriteToken = "16/B374D848".parse().unwrap();
-/// let b: WriteToken = "16/B3750000".parse().unwrap();
+/// let a: WriteToken = "16/B374D848@2".parse().unwrap();
+/// let b: WriteToken = "16/B3750000@2".parse().unwrap();
 /// assert!(a < b);
 /// assert_eq!(a.merge(b), b);
-/// assert_eq!(b.to_string(), "16/B3750000");
+/// assert_eq!(b.to_string(), "16/B3750000@2");
+/// assert_eq!(b.timeline(), Some(2));
+/// assert_eq!("16/B3750000".parse::<WriteToken>().unwrap().timeline(), None);
 /// assert!("16/".parse::<WriteToken>().is_err());
 /// assert!("0/0".parse::<WriteToken>().is_err());
+/// assert!("16/B3750000@".parse::<WriteToken>().is_err());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct WriteToken(PgLsn);
+pub struct WriteToken {
+    lsn: PgLsn,
+    timeline: Option<u32>,
+}
 
 impl WriteToken {
     /// The token for a WAL position, as `pg_current_wal_insert_lsn()`
-    /// returned it after a commit. `None` for `0/0`, which is no position.
-    ///
-    /// ```
-    /// use pgpipe::cluster::WriteToken;
-    /// use pgpipe::types::PgLsn;
-    ///
-    /// let t = WriteToken::from_lsn(PgLsn::new(0x16_B374_D848)).unwrap();
-    /// assert_eq!(t.lsn(), PgLsn::new(0x16_B374_D848));
-    /// assert_eq!(WriteToken::from_lsn(PgLsn::INVALID), None);
-    /// ```
+    /// reports it after a commit; `None` for `0/0`, which is no position.
+    /// It names no timeline: a standby on any timeline that has replayed
+    /// the position is eligible.
     pub fn from_lsn(lsn: PgLsn) -> Option<WriteToken> {
-        (!lsn.is_invalid()).then_some(WriteToken(lsn))
+        (!lsn.is_invalid()).then_some(WriteToken {
+            lsn,
+            timeline: None,
+        })
     }
 
-    /// The WAL position a replica must have replayed.
-    ///
-    /// ```
-    /// # let t: pgpipe::cluster::WriteToken = "1/0".parse().unwrap();
-    /// assert_eq!(t.lsn().as_u64(), 1 << 32);
-    /// ```
+    /// The token for a WAL position on the given timeline of the primary.
+    pub fn from_lsn_on_timeline(lsn: PgLsn, timeline: u32) -> Option<WriteToken> {
+        WriteToken::from_lsn(lsn).map(|t| WriteToken {
+            timeline: Some(timeline),
+            ..t
+        })
+    }
+
+    /// The WAL position.
     pub fn lsn(self) -> PgLsn {
-        self.0
+        self.lsn
     }
 
-    /// The later of two tokens: a reader that must see both writes needs
-    /// the later position.
-    ///
-    /// ```
-    /// # use pgpipe::cluster::WriteToken;
-    /// let a: WriteToken = "0/10".parse().unwrap();
-    /// let b: WriteToken = "0/20".parse().unwrap();
-    /// assert_eq!(a.merge(b), b);
-    /// assert_eq!(b.merge(a), b);
-    /// ```
+    /// The primary's timeline when the token was taken, if known.
+    pub fn timeline(self) -> Option<u32> {
+        self.timeline
+    }
+
+    /// The later position and the later timeline of two tokens of one
+    /// shard: a replica that satisfies the result satisfies both.
     pub fn merge(self, other: WriteToken) -> WriteToken {
-        self.max(other)
+        WriteToken {
+            lsn: self.lsn.max(other.lsn),
+            timeline: self.timeline.max(other.timeline),
+        }
     }
 }
 
 impl fmt::Display for WriteToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
+        fmt::Display::fmt(&self.lsn, f)?;
+        match self.timeline {
+            Some(t) => write!(f, "@{t}"),
+            None => Ok(()),
+        }
     }
 }
 
 impl From<WriteToken> for PgLsn {
     fn from(token: WriteToken) -> PgLsn {
-        token.0
+        token.lsn
     }
 }
 
-/// Text that is not a [`WriteToken`].
-///
-/// ```
-/// let err = "yesterday".parse::<pgpipe::cluster::WriteToken>().unwrap_err();
-/// assert!(err.to_string().contains("\"yesterday\""));
-/// ```
+/// A string that is not a [`WriteToken`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenParseError {
     input: String,
@@ -105,7 +117,7 @@ impl fmt::Display for TokenParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "invalid write token {:?}: {} (a token is a WAL position such as 16/B374D848)",
+            "invalid write token {:?}: {} (a token looks like 16/B374D848@2)",
             self.input, self.reason
         )
     }
@@ -122,14 +134,32 @@ impl FromStr for WriteToken {
         // Cookies and queues hand strings over unchecked: keep the error's
         // copy of a hostile input short.
         let input: String = s.chars().take(40).collect();
-        let lsn: PgLsn = s.parse().map_err(|_| TokenParseError {
+        let (position, timeline) = match s.split_once('@') {
+            Some((position, timeline)) => (position, Some(timeline)),
+            None => (s, None),
+        };
+        let lsn: PgLsn = position.parse().map_err(|_| TokenParseError {
             input: input.clone(),
             reason: "expected two groups of 1 to 8 hex digits separated by '/'",
         })?;
-        WriteToken::from_lsn(lsn).ok_or(TokenParseError {
+        let timeline = match timeline {
+            None => None,
+            Some(t) => Some(
+                Some(t)
+                    .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|t| t.parse::<u32>().ok())
+                    .filter(|&t| t > 0)
+                    .ok_or_else(|| TokenParseError {
+                        input: input.clone(),
+                        reason: "expected a timeline (a positive decimal number) after '@'",
+                    })?,
+            ),
+        };
+        let token = WriteToken::from_lsn(lsn).ok_or(TokenParseError {
             input,
             reason: "0/0 is no WAL position",
-        })
+        })?;
+        Ok(WriteToken { timeline, ..token })
     }
 }
 
@@ -142,7 +172,19 @@ mod tests {
         for pos in [1u64, 0xFF, 1 << 32, 0x16_B374_D848, u64::MAX] {
             let t = WriteToken::from_lsn(PgLsn::new(pos)).unwrap();
             assert_eq!(t.to_string().parse::<WriteToken>().unwrap(), t);
+            for tli in [1, 7, u32::MAX] {
+                let t = WriteToken::from_lsn_on_timeline(PgLsn::new(pos), tli).unwrap();
+                assert_eq!(t.to_string().parse::<WriteToken>().unwrap(), t);
+                assert_eq!(t.timeline(), Some(tli));
+            }
         }
+        // Merging keeps the later position and the later timeline, also
+        // when they come from different tokens.
+        let old: WriteToken = "5/0@1".parse().unwrap();
+        let new: WriteToken = "4/0@2".parse().unwrap();
+        assert_eq!(old.merge(new).to_string(), "5/0@2");
+        let bare: WriteToken = "6/0".parse().unwrap();
+        assert_eq!(bare.merge(new).to_string(), "6/0@2");
         let a: WriteToken = "0/FFFFFFFF".parse().unwrap();
         let b: WriteToken = "1/0".parse().unwrap();
         assert!(a < b);
@@ -162,6 +204,13 @@ mod tests {
             " 1/2",
             "123456789/0",
             "-1/0",
+            "1/0@",
+            "1/0@0",
+            "1/0@-1",
+            "1/0@+1",
+            "1/0@x",
+            "1/0@1@2",
+            "1/0@4294967296",
         ] {
             let err = bad.parse::<WriteToken>().unwrap_err();
             assert!(err.to_string().contains("invalid write token"), "{err}");

@@ -249,30 +249,43 @@ impl Transaction<'_> {
     /// with [`ErrorKind::InvalidUse`] too: there is no write to wait for.
     ///
     /// Cancel safe (like [`commit`](Self::commit)).
-    pub async fn commit_with_lsn(mut self) -> Result<pgpipe_types::PgLsn, Error> {
-        if self.savepoint.is_some() {
-            // Dropping rolls the savepoint back: say so rather than commit.
-            return Err(Error::new(
-                ErrorKind::InvalidUse,
-                "commit_with_lsn on a nested transaction: its parent commits its changes",
-            ));
-        }
-        let op = crate::observe::Op::start("commit", Some(self.conn.shared()), None);
-        let ended = self
-            .end_top(&["COMMIT", "SELECT pg_current_wal_insert_lsn()"])
-            .instrument(op.span().clone())
-            .await;
-        op.finish(&ended, |_| 0);
-        let value = ended?.ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidUse,
-                "commit_with_lsn: nothing ran in the transaction, so nothing was committed",
-            )
-        })?;
+    pub async fn commit_with_lsn(self) -> Result<pgpipe_types::PgLsn, Error> {
+        let value = self
+            .commit_then("commit_with_lsn", "SELECT pg_current_wal_insert_lsn()")
+            .await?;
         std::str::from_utf8(&value)
             .ok()
             .and_then(|text| text.parse().ok())
             .ok_or_else(|| Error::protocol("the WAL position after COMMIT is not a pg_lsn"))
+    }
+
+    /// COMMIT and `select` (one row, one column) in the same round trip:
+    /// the column's text. The errors of [`commit_with_lsn`](Self::commit_with_lsn),
+    /// which names itself `what` in them.
+    pub(crate) async fn commit_then(
+        mut self,
+        what: &str,
+        select: &str,
+    ) -> Result<bytes::Bytes, Error> {
+        if self.savepoint.is_some() {
+            // Dropping rolls the savepoint back: say so rather than commit.
+            return Err(Error::new(
+                ErrorKind::InvalidUse,
+                format!("{what} on a nested transaction: its parent commits its changes"),
+            ));
+        }
+        let op = crate::observe::Op::start("commit", Some(self.conn.shared()), None);
+        let ended = self
+            .end_top(&["COMMIT", select])
+            .instrument(op.span().clone())
+            .await;
+        op.finish(&ended, |_| 0);
+        ended?.ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidUse,
+                format!("{what}: nothing ran in the transaction, so nothing was committed"),
+            )
+        })
     }
 
     /// Rolls back: ROLLBACK, or ROLLBACK TO SAVEPOINT and RELEASE SAVEPOINT
