@@ -691,3 +691,143 @@ async fn a_burst_on_a_cold_pool_opens_one_connection() {
     })
     .await
 }
+
+/// Polls `futures` together in this task (as `try_join_all` does, which
+/// issues them all in its first poll), says so on `issued` after that
+/// first poll, and returns their outputs in order.
+async fn issued_together<F: std::future::Future>(
+    futures: Vec<F>,
+    issued: tokio::sync::oneshot::Sender<()>,
+) -> Vec<F::Output> {
+    let mut futures: Vec<_> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    let mut issued = Some(issued);
+    std::future::poll_fn(|cx| {
+        for (f, out) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if out.is_none() {
+                if let std::task::Poll::Ready(v) = f.as_mut().poll(cx) {
+                    *out = Some(v);
+                }
+            }
+        }
+        if let Some(tx) = issued.take() {
+            let _ = tx.send(());
+        }
+        if outputs.iter().all(Option::is_some) {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
+}
+
+/// At saturation a task's statements issued together run on one shared
+/// connection, as a checkout would run them: spread over the lane, a
+/// request waited for the slowest of every connection's pipeline (issue
+/// 30's unfair tails). Every lane connection is held busy by a statement
+/// blocked on an advisory lock, four callers then issue 20 statements each,
+/// and each caller's answers must all come from one backend.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callers_statements_stay_on_one_shared_connection_when_all_are_busy() {
+    bounded(async {
+        let db = database("pool_lane_affinity");
+        let pool = Pool::connect_with_config(
+            config(&db),
+            PoolConfig::new().max_size(8).shared_connections(4),
+        )
+        .await
+        .unwrap();
+        // Overlapping statements from separate tasks grow the lane to 4.
+        for _ in 0..200 {
+            let tasks: Vec<_> = (0..8)
+                .map(|_| {
+                    let pool = pool.clone();
+                    tokio::spawn(async move { pool.execute("SELECT pg_sleep(0.005)", ()).await })
+                })
+                .collect();
+            for t in tasks {
+                t.await.unwrap().unwrap();
+            }
+            if pool.stats().shared == 4 {
+                break;
+            }
+        }
+        assert_eq!(pool.stats().shared, 4, "{:?}", pool.stats());
+
+        let observer = observer(&db).await;
+        observer
+            .execute("SELECT pg_advisory_lock(4242)", ())
+            .await
+            .unwrap();
+        let waiting = || async {
+            observer
+                .query_one(
+                    "SELECT count(DISTINCT pid) FROM pg_locks \
+                     WHERE locktype = 'advisory' AND objid = 4242 AND NOT granted",
+                    (),
+                )
+                .await
+                .unwrap()
+                .get::<i64, _>(0)
+        };
+        // One blocked statement per lane connection, each from its own
+        // task, added one at a time: each goes to an idle connection.
+        let mut blockers = Vec::new();
+        for k in 1..=4 {
+            let pool = pool.clone();
+            blockers.push(tokio::spawn(async move {
+                pool.execute("SELECT pg_advisory_xact_lock_shared(4242)", ())
+                    .await
+            }));
+            let give_up = Instant::now() + Duration::from_secs(10);
+            while waiting().await < k {
+                assert!(Instant::now() < give_up, "blocker {k} never waited");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+        assert_eq!(waiting().await, 4, "every lane connection is busy");
+
+        let mut callers = Vec::new();
+        let mut issued = Vec::new();
+        for _ in 0..4 {
+            let pool = pool.clone();
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            issued.push(rx);
+            callers.push(tokio::spawn(async move {
+                let statements = (0..20)
+                    .map(|_| pool.query_one("SELECT pg_backend_pid()", ()))
+                    .collect();
+                issued_together(statements, tx).await
+            }));
+        }
+        for rx in issued {
+            rx.await.unwrap();
+        }
+        observer
+            .execute("SELECT pg_advisory_unlock(4242)", ())
+            .await
+            .unwrap();
+        for b in blockers {
+            b.await.unwrap().unwrap();
+        }
+        for (i, c) in callers.into_iter().enumerate() {
+            let mut pids: Vec<i32> = c
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r.unwrap().get::<i32, _>(0))
+                .collect();
+            assert_eq!(pids.len(), 20);
+            pids.sort_unstable();
+            pids.dedup();
+            assert_eq!(
+                pids.len(),
+                1,
+                "caller {i}'s statements ran on backends {pids:?}"
+            );
+        }
+    })
+    .await
+}
