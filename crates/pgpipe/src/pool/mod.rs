@@ -7,10 +7,13 @@
 //! - **Single statements** — [`Pool::query`], [`query_one`](Pool::query_one),
 //!   [`query_opt`](Pool::query_opt), [`execute`](Pool::execute) — run on a
 //!   *shared* connection without any checkout: each goes to the connection
-//!   of the pool's shared lane with the fewest statements in flight, and is
-//!   pipelined there with everyone else's. This costs next to nothing over
-//!   a plain [`Client`](crate::Client) (no lock held across an await, no
-//!   allocation). The lane holds up to
+//!   of the pool's shared lane with the fewest statements in flight (once
+//!   every shared connection has work, to the one where the same task's
+//!   statements in flight already are, so that a request's statements
+//!   issued together wait for one pipeline, not the slowest of the lane),
+//!   and is pipelined there with everyone else's. This costs next to
+//!   nothing over a plain [`Client`](crate::Client) (no lock held across an
+//!   await). The lane holds up to
 //!   [`shared_connections`](PoolConfig::shared_connections) connections
 //!   (by default a quarter of `max_size`), opened on demand as load grows;
 //!   until the first is open, or when it is set to 0, these methods check
