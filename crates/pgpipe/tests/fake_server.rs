@@ -256,6 +256,47 @@ async fn first_time_statement_is_one_round_trip() {
     );
 }
 
+/// `close()` ends our half of the stream right after Terminate (as libpq
+/// and tokio-postgres do) and goes on reading: this server answers the
+/// query sent before Terminate only once it has seen the client's end of
+/// stream, which a client that kept its half open (waiting for the server
+/// to hang up first) would never get.
+#[tokio::test]
+async fn close_shuts_writes_down_after_terminate_and_still_reads_the_answers() {
+    let script = after_query()
+        .expect_eof()
+        .send(msg::parse_complete())
+        .send(msg::bind_complete())
+        .send(msg::row_description(&[("n", 23, 1)]))
+        .send(msg::data_row(&[Some(&7i32.to_be_bytes())]))
+        .send(msg::command_complete("SELECT 1"))
+        .send(msg::ready_for_query(b'I'));
+    let server = FakeServer::start(script).await.unwrap();
+    let client = pgpipe::connect(&server.url()).await.unwrap();
+    let asking = client.clone();
+    let query = tokio::spawn(async move { asking.query_one("SELECT $1::int4", (7i32,)).await });
+    tokio::time::timeout(BOUND, async {
+        while client.pending_requests() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the query was never queued");
+    client.close();
+    let row = tokio::time::timeout(BOUND, query)
+        .await
+        .expect("the answer never came")
+        .unwrap()
+        .expect("the answer to a request sent before close() arrives");
+    assert_eq!(row.get::<i32, _>(0), 7);
+    let transcript = tokio::time::timeout(BOUND, server.finish())
+        .await
+        .expect("the server never finished")
+        .unwrap();
+    let tags: Vec<u8> = transcript.messages.iter().map(|(t, _)| *t).collect();
+    assert!(tags.ends_with(b"X"), "{:?}", String::from_utf8_lossy(&tags));
+}
+
 /// Parses a SASLInitialResponse body: mechanism\0, i32 length, client-first.
 fn client_first(body: &[u8]) -> Vec<u8> {
     let nul = body.iter().position(|&b| b == 0).unwrap();

@@ -62,7 +62,7 @@ const TERMINATE_GRACE: Duration = Duration::from_secs(5);
 #[must_use = "the connection does nothing unless it is polled"]
 pub struct Connection {
     socket: Box<dyn Transport>,
-    /// The stream is TLS: close it with close_notify after Terminate.
+    /// The stream is TLS (shown by `Debug`).
     tls: bool,
     shared: Arc<Shared>,
     /// Where notices, notifications and parameter changes go.
@@ -77,9 +77,9 @@ pub struct Connection {
     paused_on: Option<Arc<Slot>>,
     /// Set once Terminate is queued: bounds how long we wait for EOF.
     grace: Option<Pin<Box<Sleep>>>,
-    /// TLS only: close_notify sent after Terminate (a clean TLS close, so
-    /// the server does not log an unexpected EOF).
-    tls_closed: bool,
+    /// Our half of the stream is shut down after Terminate (see
+    /// [`Connection::shut_down_writes`]).
+    writes_closed: bool,
     finished: bool,
     /// The clock reading of the current read, taken on first need: every
     /// timed answer completed by one read shares it (see [`Slot::is_timed`]).
@@ -128,7 +128,7 @@ impl Connection {
             out: BytesMut::new(),
             in_flight: VecDeque::new(),
             grace: None,
-            tls_closed: false,
+            writes_closed: false,
             finished: false,
             max_buffered: DEFAULT_MAX_BUFFERED,
             paused_on: None,
@@ -137,8 +137,10 @@ impl Connection {
         }
     }
 
-    /// Takes queued requests; returns whether Terminate has been queued.
-    fn take_requests(&mut self, cx: &mut Context<'_>) -> Result<bool, Error> {
+    /// Takes queued requests; returns whether Terminate has been queued,
+    /// and whether it has been handed to the driver too (nothing remains
+    /// in the queue's buffer).
+    fn take_requests(&mut self, cx: &mut Context<'_>) -> Result<(bool, bool), Error> {
         let mut q = self.shared.lock();
         if let Some((kind, reason)) = &q.abort {
             return Err(Error::new(*kind, reason.clone()));
@@ -163,7 +165,7 @@ impl Connection {
                 writer.wake();
             }
         }
-        Ok(q.terminating)
+        Ok((q.terminating, q.terminating && q.write_buf.is_empty()))
     }
 
     /// Whether the queued requests wait for company instead of being
@@ -394,18 +396,32 @@ impl Connection {
         self.events.closed(kind, reason);
     }
 
+    /// Once Terminate is written, shuts our half of the stream down (TLS:
+    /// close_notify first, a clean TLS close, so the server does not log an
+    /// unexpected EOF), as libpq and tokio-postgres end a session by
+    /// closing first. Reading goes on until the server hangs up, so answers
+    /// to requests sent before Terminate still arrive. Our FIN going first
+    /// also moves the kernel work of the teardown's last steps (the
+    /// server's FIN, its acknowledgement, the TIME_WAIT entry) into the
+    /// server's close: over loopback the kernel runs a segment's delivery
+    /// in the process that sends it, and this process used to send the
+    /// last FIN. Best effort: the server hangs up after Terminate anyway,
+    /// so a failure here changes nothing.
+    fn shut_down_writes(&mut self, cx: &mut Context<'_>) {
+        if !self.writes_closed && Pin::new(&mut self.socket).poll_shutdown(cx).is_ready() {
+            self.writes_closed = true;
+        }
+    }
+
     fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         loop {
-            let terminating = self.take_requests(cx)?;
+            let (terminating, handed_over) = self.take_requests(cx)?;
             if terminating && self.grace.is_none() {
                 self.grace = Some(Box::pin(tokio::time::sleep(TERMINATE_GRACE)));
             }
             let wrote = self.poll_write(cx)?;
-            if terminating && self.out.is_empty() && !self.tls_closed && self.tls {
-                // Best effort: the server hangs up after Terminate anyway.
-                if Pin::new(&mut self.socket).poll_shutdown(cx).is_ready() {
-                    self.tls_closed = true;
-                }
+            if handed_over && self.out.is_empty() {
+                self.shut_down_writes(cx);
             }
             if let Some(slot) = &self.paused_on {
                 // Backpressure: a slow consumer holds enough; leave the rest

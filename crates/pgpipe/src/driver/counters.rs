@@ -11,7 +11,11 @@ pub(super) fn random_tag() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    h.write_u32(std::process::id());
+    // Asked once: `getpid` is a system call on every connect otherwise. A
+    // forked child keeps its parent's value, and the time below still tells
+    // the two apart.
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    h.write_u32(*PID.get_or_init(std::process::id));
     if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
         h.write_u128(t.as_nanos());
     }
