@@ -24,5 +24,5 @@ pub(crate) use reservation::{Request, SessionEnd, SessionId, NO_SESSION};
 pub(crate) use responses::Responses;
 pub(crate) use shared::Shared;
 pub(crate) use slot::Slot;
-pub(crate) use statement_cache::StatementCache;
+pub(crate) use statement_cache::{FxHasher, StatementCache};
 pub(crate) use transport::Transport;

@@ -19,6 +19,7 @@
 //! statements still spread: that is free parallelism and delays nobody.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
@@ -29,6 +30,7 @@ use tokio::time::Instant;
 
 use super::conn::Conn;
 use super::stats::CloseReason;
+use crate::driver::FxHasher;
 use crate::{Client, Error, TransactionStatus};
 
 /// Statements in flight on the least-loaded lane connection from which the
@@ -55,7 +57,9 @@ pub(crate) struct LaneConn {
 /// lane connection has work. An entry lives as long as its statements
 /// (leases), so the map holds at most one per task with statements in
 /// flight. Statements outside a tokio task (`block_on`) have no caller.
-type Callers = HashMap<task::Id, Pinned>;
+/// Hashed with FxHash: a task id is a counter, not attacker-chosen, and
+/// the map is touched twice per shared statement.
+type Callers = HashMap<task::Id, Pinned, BuildHasherDefault<FxHasher>>;
 
 struct Pinned {
     conn: Arc<LaneConn>,
@@ -94,7 +98,7 @@ impl Lane {
     pub(crate) fn new(target: usize) -> Lane {
         Lane {
             conns: RwLock::new(Vec::with_capacity(target)),
-            callers: Mutex::new(HashMap::new()),
+            callers: Mutex::new(HashMap::default()),
             growing: AtomicBool::new(false),
             changed: Notify::new(),
             target,
@@ -147,9 +151,10 @@ impl Lane {
                 continue;
             }
             let least = best.in_flight.load(Ordering::Relaxed);
+            // One connection leaves no choice: no map to keep.
             let (conn, caller) = match caller {
-                Some(id) => self.pin(id, best, least),
-                None => (best, None),
+                Some(id) if len > 1 => self.pin(id, best, least),
+                _ => (best, None),
             };
             conn.in_flight.fetch_add(1, Ordering::Relaxed);
             conn.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
