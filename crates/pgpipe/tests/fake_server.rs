@@ -155,7 +155,14 @@ async fn data_row_with_the_wrong_column_count() {
 /// protocol error as through `next`, not a skipped row or a panic.
 #[tokio::test]
 async fn a_miscounted_data_row_ends_a_batch_read_with_a_protocol_error() {
+    // A stream's first run of an SQL text describes it first (Parse +
+    // Describe + Sync) so that its column types are known before any row.
     let script = after_query()
+        .send(msg::parse_complete())
+        .send(msg::parameter_description(&[]))
+        .send(msg::row_description(&[("a", 23, 0)]))
+        .send(msg::ready_for_query(b'I'))
+        .expect_until(b'S')
         .send(msg::parse_complete())
         .send(msg::bind_complete())
         .send(msg::row_description(&[("a", 23, 1)]))
