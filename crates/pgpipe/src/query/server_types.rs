@@ -122,8 +122,17 @@ impl ConnRef {
         sql: &str,
         params: &P,
     ) -> Result<(), Error> {
+        // The hot path (every stream after the first of its SQL text):
+        // described columns in the cache, checked without allocating.
+        let kept = params.with_type_oids(|oids| self.shared().with_cache(|c| c.columns(sql, oids)));
+        if kept
+            .as_ref()
+            .is_some_and(|cols| cols.iter().all(|c| c.type_().is_known()))
+        {
+            return Ok(());
+        }
         let oids: Vec<Oid> = params.with_type_oids(<[Oid]>::to_vec);
-        let Some(kept) = self.shared().with_cache(|c| c.columns(sql, &oids)) else {
+        let Some(kept) = kept else {
             return self.fetch_statement_types(sql, &oids).await.map(|_| ());
         };
         // Kept by a run that did not look its column types up (`execute`),
