@@ -286,3 +286,85 @@ async fn a_standby_on_an_older_timeline_never_serves_a_newer_token() {
     .await
     .expect("the test finished within its bound");
 }
+
+/// A split brain without Patroni: the old primary still answers beside the
+/// standby promoted in its place, and is listed first. Writes and the
+/// fallback of a read-your-writes read go to the primary on the newest
+/// timeline; a shard whose only primary is on an older timeline than a
+/// token's refuses the read instead of serving it without the write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_split_brain_routes_to_the_primary_on_the_newest_timeline() {
+    tokio::time::timeout(BOUND, async {
+        let (old, promoted) = pair();
+        promoted.promote().unwrap();
+
+        let cluster = Cluster::builder()
+            .shard(0, [host_url(&old), host_url(&promoted)])
+            .probe_interval(Duration::from_millis(100))
+            .token_wait(Duration::from_millis(200))
+            .build()
+            .unwrap();
+        let shard = cluster.shard_id(0).unwrap();
+        wait_until(
+            "the cluster sees two primaries on timelines 1 and 2",
+            || async {
+                let (o, p) = (host(&shard, &old), host(&shard, &promoted));
+                // Any route asks the hosts first.
+                let _ = shard.primary().query_one("SELECT 1", ()).await;
+                o.role == Role::Primary
+                    && o.timeline == Some(1)
+                    && p.role == Role::Primary
+                    && p.timeline == Some(2)
+            },
+        )
+        .await;
+
+        assert_eq!(served_port(&shard.primary()).await, promoted.port());
+        let (_, token) = shard
+            .primary()
+            .execute_with_token("INSERT INTO kv VALUES (7)", ())
+            .await
+            .unwrap();
+        assert_eq!(token.timeline(), Some(2), "{token}");
+        // No standby: the read falls back to the primary, the new one.
+        let row = shard
+            .replica(Consistency::ReadYourWrites(token))
+            .query_one(
+                "SELECT (SELECT count(*) FROM kv WHERE k = 7), inet_server_port()",
+                (),
+            )
+            .await
+            .unwrap();
+        let (count, port): (i64, i32) = (row.get(0), row.get(1));
+        assert_eq!((count, port as u16), (1, promoted.port()));
+
+        // A client that knows only the old primary.
+        let stale = Cluster::builder()
+            .shard(0, [host_url(&old)])
+            .probe_interval(Duration::from_millis(100))
+            .token_wait(Duration::from_millis(200))
+            .primary_wait(Duration::from_millis(500))
+            .build()
+            .unwrap();
+        let stale = stale.shard_id(0).unwrap();
+        let e = stale
+            .replica(Consistency::ReadYourWrites(token))
+            .query_one("SELECT count(*) FROM kv WHERE k = 7", ())
+            .await
+            .expect_err("the old primary never had the write");
+        assert_eq!(e.kind(), pgpipe::ErrorKind::Routing, "{e}");
+        assert!(e.to_string().contains("timeline 2"), "{e}");
+        // Reads without a token, and the bare position, still go there.
+        let bare = pgpipe::cluster::WriteToken::from_lsn(token.lsn()).unwrap();
+        assert_eq!(
+            served_port(&stale.replica(Consistency::ReadYourWrites(bare))).await,
+            old.port()
+        );
+        assert_eq!(
+            served_port(&stale.replica(Consistency::Any)).await,
+            old.port()
+        );
+    })
+    .await
+    .expect("the test finished within its bound");
+}

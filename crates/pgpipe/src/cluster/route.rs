@@ -99,7 +99,12 @@ impl Route {
             return Ok((host, false));
         }
         match settings.fallback {
-            Fallback::Primary => Ok((self.shard.primary(settings).await?, true)),
+            Fallback::Primary => match consistency {
+                Consistency::ReadYourWrites(token) => {
+                    Ok((self.shard.primary_for(token, settings).await?, true))
+                }
+                _ => Ok((self.shard.primary(settings).await?, true)),
+            },
             Fallback::Fail => Err(Error::new(
                 ErrorKind::Routing,
                 format!(

@@ -1,6 +1,7 @@
 //! One shard's hosts: discovering their roles, finding the primary,
 //! choosing a replica for a read's consistency.
 
+use std::cmp::Reverse;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,6 +15,7 @@ use super::lag::History;
 #[cfg(feature = "patroni")]
 use super::patroni::PatroniSource;
 use super::settings::Settings;
+use super::token::WriteToken;
 use super::ShardId;
 use crate::error::ErrorKind;
 use crate::Error;
@@ -127,8 +129,8 @@ impl ShardNode {
             }
         }
         // Two hosts that both say primary (an old primary not yet
-        // fenced): Patroni's leader is the one to follow.
-        primaries.sort_by_key(|(i, _)| (!self.hosts[*i].patroni_leader(), *i));
+        // fenced): see `rank_primary`.
+        primaries.sort_by_key(|(i, seen)| (rank_primary(&self.hosts[*i], seen), *i));
         if let Some((i, seen)) = primaries.into_iter().next() {
             self.record_primary(i, seen);
         }
@@ -183,20 +185,18 @@ impl ShardNode {
         }
     }
 
-    /// The host the servers call primary; of two, the one Patroni calls
-    /// its leader (Patroni never makes a host primary on its own word).
+    /// The host the servers call primary; of two, the better by
+    /// `rank_primary` (the first listed of equals).
     fn current_primary(&self) -> Option<Arc<HostNode>> {
-        let mut primaries = self.hosts.iter().filter(|h| h.seen().role == Role::Primary);
-        let first = primaries.next()?;
-        if first.patroni_leader() {
-            return Some(first.clone());
-        }
-        Some(
-            primaries
-                .find(|h| h.patroni_leader())
-                .unwrap_or(first)
-                .clone(),
-        )
+        self.hosts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, h)| {
+                let seen = h.seen();
+                (seen.role == Role::Primary).then(|| ((rank_primary(h, &seen), i), h))
+            })
+            .min_by_key(|(rank, _)| *rank)
+            .map(|(_, h)| h.clone())
     }
 
     /// The shard's primary: as last seen, or asked again of every host
@@ -207,6 +207,51 @@ impl ShardNode {
             return Ok(host);
         }
         self.resolve_primary(settings).await
+    }
+
+    /// The primary for a read of `token` that no replica could serve: the
+    /// shard's primary, once it is on the token's timeline or a later one.
+    /// A primary on an older timeline is one a failover replaced (still
+    /// answering until it is fenced): it never had the write, so the read
+    /// would silently miss it. The hosts are asked again until the newer
+    /// primary shows, bounded by `settings.primary_wait`; then the read
+    /// fails, saying which timelines it saw.
+    pub(crate) async fn primary_for(
+        &self,
+        token: WriteToken,
+        settings: &Settings,
+    ) -> Result<Arc<HostNode>, Error> {
+        let host = self.primary(settings).await?;
+        let Some(wanted) = token.timeline() else {
+            return Ok(host);
+        };
+        let behind = |h: &HostNode| h.seen().timeline.is_some_and(|t| t < wanted);
+        if !behind(&host) {
+            return Ok(host);
+        }
+        let deadline = Instant::now() + settings.primary_wait;
+        loop {
+            self.refresh_all(Instant::now(), settings.probe_timeout)
+                .await;
+            if let Some(host) = self.current_primary().filter(|h| !behind(h)) {
+                return Ok(host);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::new(
+                    ErrorKind::Routing,
+                    format!(
+                        "shard {}: no host has the write of token {token}: no replica \
+                         has replayed it and no primary is on its timeline {wanted} \
+                         after {:?}: {}",
+                        self.id,
+                        settings.primary_wait,
+                        self.describe_hosts()
+                    ),
+                ));
+            }
+            tokio::time::sleep_until(deadline.min(now + settings.probe_interval)).await;
+        }
     }
 
     /// Asks every host again until one is primary (a failover in
@@ -329,4 +374,14 @@ impl ShardNode {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// How to choose among hosts that all say primary (an old primary not yet
+/// fenced beside the one a failover promoted): lower is better. Patroni's
+/// leader first (Patroni never makes a host primary on its own word);
+/// then the newest timeline, because a promotion always starts a timeline
+/// above the one of the primary it replaces, so the older primary is the
+/// one whose writes the rest of the cluster no longer follows.
+fn rank_primary(host: &HostNode, seen: &Seen) -> (bool, Reverse<u32>) {
+    (!host.patroni_leader(), Reverse(seen.timeline.unwrap_or(0)))
 }
