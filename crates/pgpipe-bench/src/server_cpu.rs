@@ -46,6 +46,19 @@ fn comm(pid: u32) -> Option<String> {
     Some(text.trim().to_owned())
 }
 
+/// CPU time (user + system, all threads) process `pid` has used so far,
+/// in clock ticks; `None` when it is gone or not visible.
+pub fn process_ticks(pid: u32) -> Option<u64> {
+    stat(pid).map(|(_, cpu, _)| cpu)
+}
+
+/// The length of one clock tick of `/proc/<pid>/stat`.
+pub fn clock_tick() -> Duration {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    Duration::from_secs(1) / hz.max(1) as u32
+}
+
 fn parse_stat(text: &str) -> Option<(u32, u64, u64)> {
     // The command name is in parentheses and may contain spaces: the fields
     // start after the last ')'. Field 3 (state) is first there.
@@ -96,13 +109,10 @@ impl ServerCpu {
                 }
             }
         }
-        // SAFETY: sysconf has no preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        let tick = Duration::from_secs(1) / hz.max(1) as u32;
         Ok(Some(ServerCpu {
             observer,
             postmaster,
-            tick,
+            tick: clock_tick(),
         }))
     }
 

@@ -84,10 +84,19 @@ fn fills() -> Vec<(&'static str, i64, String)> {
     ]
 }
 
+/// The advisory lock key [`ensure`] holds while it creates and fills.
+const SCHEMA_LOCK: i64 = 0x7067_7069_7065_5f73; // "pgpipe_s"
+
 /// Creates what is missing and refills any table whose row count is wrong.
-/// Running it twice changes nothing.
+/// Running it twice changes nothing, also at once: two services starting
+/// together on a fresh database take turns (a session advisory lock, freed
+/// when the connection closes), where `CREATE ... IF NOT EXISTS` alone lets
+/// both create a table and one fail on the catalog's unique index.
 pub async fn ensure(url: &str) -> Result<(), pgpipe::Error> {
     let client = pgpipe::connect(url).await?;
+    client
+        .execute("SELECT pg_advisory_lock($1)", (SCHEMA_LOCK,))
+        .await?;
     client.batch_execute(CREATE).await?;
     for (table, rows, fill) in fills() {
         let count: i64 = client

@@ -7,6 +7,7 @@
 
 pub mod charts;
 pub mod client;
+pub mod cpu;
 pub mod load;
 pub mod mix;
 mod output;
@@ -110,6 +111,11 @@ pub struct HttpArgs {
     /// (`<service>-flame.svg`).
     #[arg(long)]
     pub profile: Option<PathBuf>,
+    /// Run the services from this program (pgpipe-service, or a
+    /// pgpipe-bench, which runs them as `pgpipe-bench service`) instead of
+    /// the pgpipe-service beside this one, or this one.
+    #[arg(long)]
+    pub service_exe: Option<PathBuf>,
     /// Database pool size of each started service.
     #[arg(long, default_value_t = 16)]
     pub pool_size: usize,
@@ -147,6 +153,7 @@ struct Runner {
     report: HttpReport,
     spectra: BTreeMap<Key, Histogram<u64>>,
     bar: ProgressBar,
+    cpu: cpu::CpuWatch,
 }
 
 fn secs(v: f64, what: &str) -> Result<Duration, String> {
@@ -267,6 +274,7 @@ pub async fn run(args: HttpArgs) -> Result<HttpReport, String> {
             pool_size: args.pool_size,
             workers: args.workers,
             profile_dir: args.profile.clone(),
+            exe: args.service_exe.clone(),
         };
         for s in &args.services {
             let s = s.trim();
@@ -290,7 +298,9 @@ pub async fn run(args: HttpArgs) -> Result<HttpReport, String> {
         );
         bar
     };
+    let cpu = cpu::CpuWatch::new(args.url.as_deref()).await;
     let mut runner = Runner {
+        cpu,
         report: HttpReport {
             command: std::env::args().collect::<Vec<_>>().join(" "),
             ..HttpReport::default()
@@ -443,7 +453,9 @@ impl Runner {
                     rate.map_or("closed".into(), |r| format!("{r:.0}/s"))
                 ));
                 let spec = self.spec(t, mix, mode, self.args.duration, round as u64);
+                let mark = self.cpu.mark(self.targets[t].pid()).await;
                 let o = load::run(&spec).await;
+                let cpu = self.cpu.per_request(mark, o.requests).await;
                 if o.wrong > 0 {
                     self.report.wrong_answers = true;
                 }
@@ -453,7 +465,7 @@ impl Runner {
                     .entry(key)
                     .or_insert_with(crate::histogram::new_histogram);
                 let _ = hist.add(&o.corrected);
-                records.push(report::record(&mix.name(), &name, rate, round, &o));
+                records.push(report::record(&mix.name(), &name, rate, round, &o, cpu));
                 self.bar.inc(1);
             }
         }

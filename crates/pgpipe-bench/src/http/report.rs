@@ -36,6 +36,12 @@ pub struct RunRecord {
     pub max_us: f64,
     /// Uncorrected p99 (from the actual send), µs.
     pub p99_uncorrected_us: f64,
+    /// CPU of the service process per answer, µs (services this tool
+    /// started).
+    pub service_cpu_us: Option<f64>,
+    /// CPU of the database backends per answer, µs (a server on this
+    /// machine).
+    pub server_cpu_us: Option<f64>,
 }
 
 /// Medians over the rounds of one (mix, service, rate).
@@ -61,6 +67,10 @@ pub struct Summary {
     pub max_us: f64,
     /// Errors over all rounds.
     pub errors: u64,
+    /// Median CPU of the service process per answer, µs.
+    pub service_cpu_us: Option<f64>,
+    /// Median CPU of the database backends per answer, µs.
+    pub server_cpu_us: Option<f64>,
     /// Open loop: the rate was sustained (no errors, ≥ 95% of the rate
     /// answered, median p99 within the bound).
     pub sustained: Option<bool>,
@@ -77,6 +87,12 @@ pub struct Verdict {
     pub highest_rate: Option<f64>,
     /// That rate over tokio-postgres's.
     pub vs_tokio_postgres: Option<f64>,
+}
+
+/// The median of the values present, `None` if there are none.
+fn median_of(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = v.flatten().collect();
+    (!v.is_empty()).then(|| median(v))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -99,6 +115,7 @@ pub fn record(
     rate: Option<f64>,
     round: u32,
     o: &super::load::Outcome,
+    cpu: super::cpu::PerRequest,
 ) -> RunRecord {
     let p = percentiles(&o.corrected);
     let u = percentiles(&o.uncorrected);
@@ -116,6 +133,8 @@ pub fn record(
         p999_us: p.map_or(f64::NAN, |p| p.p999_us),
         max_us: p.map_or(f64::NAN, |p| p.max_us),
         p99_uncorrected_us: u.map_or(f64::NAN, |p| p.p99_us),
+        service_cpu_us: cpu.service_us,
+        server_cpu_us: cpu.server_us,
     }
 }
 
@@ -136,6 +155,8 @@ pub fn summarize(records: &[&RunRecord], p99_bound_us: f64) -> Summary {
         p999_us: median(records.iter().map(|r| r.p999_us).collect()),
         max_us: records.iter().map(|r| r.max_us).fold(0.0, f64::max),
         errors,
+        service_cpu_us: median_of(records.iter().map(|r| r.service_cpu_us)),
+        server_cpu_us: median_of(records.iter().map(|r| r.server_cpu_us)),
         sustained: first
             .rate
             .map(|rate| errors == 0 && achieved >= 0.95 * rate && p99 <= p99_bound_us),
@@ -156,6 +177,8 @@ pub fn table(summaries: &[Summary]) -> String {
         "max ms",
         "errors",
         "sustained",
+        "service CPU us/req",
+        "db CPU us/req",
     ];
     let rows: Vec<Vec<String>> = summaries
         .iter()
@@ -176,6 +199,8 @@ pub fn table(summaries: &[Summary]) -> String {
                     Some(false) => "no".into(),
                     None => "-".into(),
                 },
+                s.service_cpu_us.map_or("-".into(), |c| format!("{c:.1}")),
+                s.server_cpu_us.map_or("-".into(), |c| format!("{c:.1}")),
             ]
         })
         .collect();

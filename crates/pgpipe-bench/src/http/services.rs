@@ -54,9 +54,20 @@ pub struct ServiceOptions {
     pub workers: Option<usize>,
     /// Directory for `<driver>-flame.svg`.
     pub profile_dir: Option<PathBuf>,
+    /// The program to run them from (see [`HttpArgs::service_exe`](super::HttpArgs::service_exe)).
+    pub exe: Option<PathBuf>,
 }
 
-fn executable() -> Result<(PathBuf, bool), String> {
+/// The program that runs a service, and whether it is a pgpipe-bench
+/// (which needs the `service` argument): `chosen`, else the pgpipe-service
+/// beside this program, else this program.
+fn executable(chosen: Option<&Path>) -> Result<(PathBuf, bool), String> {
+    if let Some(exe) = chosen {
+        let is_service = exe
+            .file_stem()
+            .is_some_and(|n| n.to_string_lossy().starts_with("pgpipe-service"));
+        return Ok((exe.to_path_buf(), !is_service));
+    }
     let me = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let sibling = me.with_file_name(format!("pgpipe-service{}", std::env::consts::EXE_SUFFIX));
     if sibling.is_file() {
@@ -84,7 +95,7 @@ impl Target {
 
     /// Starts the service on `driver` and waits until it answers `/health`.
     pub async fn start(driver: &str, opts: &ServiceOptions) -> Result<Target, String> {
-        let (exe, via_bench) = executable()?;
+        let (exe, via_bench) = executable(opts.exe.as_deref())?;
         let log = std::env::temp_dir().join(format!("pgpipe-bench-http-{driver}.log"));
         let log_file = std::fs::File::create(&log)
             .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
@@ -142,6 +153,11 @@ impl Target {
             })?;
         wait_healthy(target.addr).await?;
         Ok(target)
+    }
+
+    /// The process id of a service this tool started.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
     }
 
     /// Stops a started service with SIGTERM (graceful: it writes its
