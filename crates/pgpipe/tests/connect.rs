@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use common::{bounded, cluster, database};
@@ -303,6 +304,71 @@ async fn dropping_the_last_client_terminates_the_session() {
             gone,
             "backend {pid} still there after the last client was dropped"
         );
+    })
+    .await
+}
+
+/// Whether backend `pid` still has a session, polled until it is gone
+/// (the bound is generous: the server's exit runs on a loaded machine).
+async fn session_ends(observer: &pgpipe::Client, pid: i32) -> bool {
+    for _ in 0..400 {
+        let n: i64 = observer
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
+                (pid,),
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if n == 0 {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// `close()` ends the session on the server at once, with or without a
+/// request in flight, although the driver no longer waits for the server
+/// to hang up: it ends once Terminate is written and the answers to what
+/// was sent before it have arrived.
+#[tokio::test]
+async fn close_ends_the_session_on_the_server_and_the_driver_cleanly() {
+    bounded(async {
+        let db = database("close_ends");
+        let observer = common::connect(&db).await;
+        for in_flight in [false, true] {
+            let (client, driver) = pgpipe::connect_with_driver(&db.url(AuthRole::Trust))
+                .await
+                .unwrap();
+            let driver = tokio::spawn(driver);
+            let pid = client.backend_pid();
+            let mut asked = in_flight.then(|| Box::pin(client.query_one("SELECT 7::int4", ())));
+            if let Some(ask) = &mut asked {
+                // One poll queues the request; its answer needs the driver.
+                std::future::poll_fn(|cx| {
+                    assert!(ask.as_mut().poll(cx).is_pending());
+                    std::task::Poll::Ready(())
+                })
+                .await;
+                assert_eq!(client.pending_requests(), 1);
+            }
+            client.close();
+            if let Some(ask) = asked {
+                let row = ask
+                    .await
+                    .expect("the answer to a request sent before close() arrives");
+                assert_eq!(row.get::<i32, _>(0), 7);
+            }
+            driver
+                .await
+                .unwrap()
+                .unwrap_or_else(|e| panic!("the driver ended with an error: {e}"));
+            assert!(
+                session_ends(&observer, pid).await,
+                "backend {pid} still there after close() (in flight: {in_flight})"
+            );
+        }
     })
     .await
 }

@@ -304,6 +304,40 @@ async fn close_shuts_writes_down_after_terminate_and_still_reads_the_answers() {
     assert!(tags.ends_with(b"X"), "{:?}", String::from_utf8_lossy(&tags));
 }
 
+/// After `close()` with nothing in flight the driver ends as soon as
+/// Terminate and its end of stream are written, as tokio-postgres's does:
+/// it does not wait for the server to hang up. This server, once it has
+/// seen the client's end of stream, sends a stray message instead of
+/// hanging up; a driver still reading would take it as a protocol error
+/// and end with it (the test runs on one thread, so the driver's poll that
+/// writes Terminate finishes before this server reads it).
+#[tokio::test]
+async fn a_closed_clients_driver_ends_without_waiting_for_the_server_to_hang_up() {
+    let script = Script::new()
+        .expect_startup()
+        .send(msg::handshake())
+        .expect_eof()
+        .send(msg::ready_for_query(b'I'));
+    let server = FakeServer::start(script).await.unwrap();
+    let (client, driver) = tokio::time::timeout(BOUND, pgpipe::connect_with_driver(&server.url()))
+        .await
+        .expect("connect hung")
+        .unwrap();
+    let driver = tokio::spawn(driver);
+    client.close();
+    tokio::time::timeout(BOUND, driver)
+        .await
+        .expect("the driver never ended")
+        .unwrap()
+        .expect("a closed client's driver ends cleanly, whatever the server sends after Terminate");
+    let transcript = tokio::time::timeout(BOUND, server.finish())
+        .await
+        .expect("the server never finished")
+        .unwrap();
+    let tags: Vec<u8> = transcript.messages.iter().map(|(t, _)| *t).collect();
+    assert!(tags.ends_with(b"X"), "{:?}", String::from_utf8_lossy(&tags));
+}
+
 /// Parses a SASLInitialResponse body: mechanism\0, i32 length, client-first.
 fn client_first(body: &[u8]) -> Vec<u8> {
     let nul = body.iter().position(|&b| b == 0).unwrap();

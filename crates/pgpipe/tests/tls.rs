@@ -299,3 +299,42 @@ async fn cancel_goes_over_tls() {
     })
     .await;
 }
+
+/// Over TLS, `close()` sends close_notify and our end of stream after
+/// Terminate, the driver ends cleanly without waiting for the server to
+/// hang up, and the session ends on the server at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_over_tls_ends_the_session_on_the_server() {
+    tls_cluster(); // started before the bound counts (initdb under load)
+    bounded(async {
+        let url = tls_cluster().url(TlsRole::SslOnly, "localhost", "sslmode=require");
+        let observer = pgpipe::connect(&url).await.expect("connect");
+        let (client, driver) = pgpipe::connect_with_driver(&url).await.expect("connect");
+        let driver = tokio::spawn(driver);
+        assert!(session_ssl(&client).await);
+        let pid = client.backend_pid();
+        client.close();
+        driver
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("the driver ended with an error: {e}"));
+        let mut gone = false;
+        for _ in 0..400 {
+            let n: i64 = observer
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
+                    (pid,),
+                )
+                .await
+                .unwrap()
+                .get(0);
+            if n == 0 {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(gone, "backend {pid} still there after close() over TLS");
+    })
+    .await;
+}

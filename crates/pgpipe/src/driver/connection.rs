@@ -38,14 +38,18 @@ pub(crate) const READ_CHUNK: usize = 64 * 1024;
 /// [`Connection::max_buffered`]).
 pub(crate) const DEFAULT_MAX_BUFFERED: usize = 1 << 20;
 
-/// How long to wait for the server to hang up after Terminate.
+/// How long to wait, after Terminate, for the answers to requests sent
+/// before it (or for the server to hang up).
 const TERMINATE_GRACE: Duration = Duration::from_secs(5);
 
 /// The future that drives one connection. [`connect()`](fn@super::super::connect) spawns it on
 /// the current tokio runtime; [`crate::connect_with_driver`] hands it to you
 /// to run on an executor of your choice. It completes when the client is
 /// closed (all handles dropped or [`crate::Client::close`]) or the connection
-/// fails; requests made after that fail with a closed error.
+/// fails; requests made after that fail with a closed error. After a close
+/// it completes once Terminate is written and the answers to requests sent
+/// before it have arrived; it does not wait for the server to hang up (the
+/// server ends the session on Terminate).
 ///
 /// # Drop behavior
 ///
@@ -399,18 +403,30 @@ impl Connection {
     /// Once Terminate is written, shuts our half of the stream down (TLS:
     /// close_notify first, a clean TLS close, so the server does not log an
     /// unexpected EOF), as libpq and tokio-postgres end a session by
-    /// closing first. Reading goes on until the server hangs up, so answers
-    /// to requests sent before Terminate still arrive. Our FIN going first
-    /// also moves the kernel work of the teardown's last steps (the
-    /// server's FIN, its acknowledgement, the TIME_WAIT entry) into the
-    /// server's close: over loopback the kernel runs a segment's delivery
-    /// in the process that sends it, and this process used to send the
-    /// last FIN. Best effort: the server hangs up after Terminate anyway,
-    /// so a failure here changes nothing.
+    /// closing first. Reading goes on until the requests sent before
+    /// Terminate are answered (see [`Connection::closed_cleanly`]). Our FIN
+    /// going first also moves the kernel work of the teardown's last steps
+    /// (the server's FIN, its acknowledgement, the TIME_WAIT entry) into
+    /// the server's close: over loopback the kernel runs a segment's
+    /// delivery in the process that sends it, and this process used to
+    /// send the last FIN. Best effort: the server hangs up after Terminate
+    /// anyway, so a failure here changes nothing.
     fn shut_down_writes(&mut self, cx: &mut Context<'_>) {
         if !self.writes_closed && Pin::new(&mut self.socket).poll_shutdown(cx).is_ready() {
             self.writes_closed = true;
         }
+    }
+
+    /// After Terminate (all of it handed over): whether the session is
+    /// over for this side, so the driver ends without waiting for the
+    /// server to hang up, as tokio-postgres's does. Terminate and our FIN
+    /// are written, every request sent before them is answered, and the
+    /// last read found the socket empty (nothing unread, so closing sends
+    /// no reset). The server ends the session on Terminate whether or not
+    /// we wait; waiting only cost a wake-up per connection (the server's
+    /// FIN usually arrives while this runtime is busy with the next one).
+    fn closed_cleanly(&self) -> bool {
+        self.writes_closed && self.out.is_empty() && self.in_flight.is_empty()
     }
 
     fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
@@ -453,6 +469,7 @@ impl Connection {
                     self.route()?;
                     true
                 }
+                None if handed_over && self.closed_cleanly() => return Poll::Ready(Ok(())),
                 None => false,
             };
             if !wrote && !read {
