@@ -34,6 +34,14 @@ use crate::Error;
 /// at most one read, so the read must be bounded too.
 pub(crate) const READ_CHUNK: usize = 64 * 1024;
 
+/// The size of a connection's first reads. The read size doubles (up to
+/// [`READ_CHUNK`]) each time a read fills it, so a connection that only
+/// ever sees short answers never allocates a READ_CHUNK buffer: the
+/// startup's buffer serves it, and a connect does not pay for allocating
+/// and freeing 64 KiB it never uses. A large result reaches full-size
+/// reads after three reads.
+const FIRST_READ: usize = 8 * 1024;
+
 /// Default bound on the unread bytes of one response (see
 /// [`Connection::max_buffered`]).
 pub(crate) const DEFAULT_MAX_BUFFERED: usize = 1 << 20;
@@ -73,6 +81,9 @@ pub struct Connection {
     events: Arc<dyn Events>,
     decoder: Decoder,
     read_buf: BytesMut,
+    /// Bytes asked for per read: from [`FIRST_READ`], doubling while reads
+    /// fill it, at most [`READ_CHUNK`].
+    read_size: usize,
     out: BytesMut,
     in_flight: VecDeque<Arc<Slot>>,
     /// Most unread bytes one response may hold before reading pauses.
@@ -129,6 +140,7 @@ impl Connection {
             events,
             decoder,
             read_buf,
+            read_size: FIRST_READ,
             out: BytesMut::new(),
             in_flight: VecDeque::new(),
             grace: None,
@@ -211,26 +223,37 @@ impl Connection {
     }
 
     /// Reads once; Ok(None) if the socket has nothing, Ok(Some(0)) on EOF.
+    /// Sets `caught_up`: whether the read drained the socket (it returned
+    /// less than it asked for, or nothing).
     ///
-    /// At most READ_CHUNK bytes per read: the read buffer's spare capacity
-    /// can be far larger (BytesMut doubles its storage when it grows in
-    /// place), and one read of all of it could take several megabytes from
-    /// the kernel past the backpressure bound, which is only checked
-    /// between reads.
+    /// At most `read_size` (so at most READ_CHUNK) bytes per read: the read
+    /// buffer's spare capacity can be far larger (BytesMut doubles its
+    /// storage when it grows in place), and one read of all of it could
+    /// take several megabytes from the kernel past the backpressure bound,
+    /// which is only checked between reads.
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Result<Option<usize>, Error> {
-        if self.read_buf.capacity() - self.read_buf.len() < READ_CHUNK / 4 {
-            self.read_buf.reserve(READ_CHUNK);
+        let size = self.read_size;
+        if self.read_buf.capacity() - self.read_buf.len() < size / 4 {
+            self.read_buf.reserve(size);
         }
-        // `limit`: never more than READ_CHUNK in one read, however much spare
+        let asked = size.min(self.read_buf.capacity() - self.read_buf.len());
+        // `limit`: never more than `size` in one read, however much spare
         // capacity the buffer has (see READ_CHUNK).
-        let mut window = bytes::BufMut::limit(&mut self.read_buf, READ_CHUNK);
+        let mut window = bytes::BufMut::limit(&mut self.read_buf, size);
         match tokio_util::io::poll_read_buf(Pin::new(&mut self.socket), cx, &mut window) {
             Poll::Ready(Ok(n)) => {
                 self.shared.counters.read(n);
+                self.caught_up = n < asked;
+                if n >= size {
+                    self.read_size = (size * 2).min(READ_CHUNK);
+                }
                 Ok(Some(n))
             }
             Poll::Ready(Err(e)) => Err(Error::io("reading from the server", e)),
-            Poll::Pending => Ok(None),
+            Poll::Pending => {
+                self.caught_up = true;
+                Ok(None)
+            }
         }
     }
 
@@ -451,7 +474,6 @@ impl Connection {
                 self.paused_on = None;
             }
             let got = self.poll_read(cx)?;
-            self.caught_up = got.is_none_or(|n| n < READ_CHUNK);
             let read = match got {
                 Some(0) => {
                     if terminating && self.out.is_empty() {

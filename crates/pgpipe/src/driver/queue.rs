@@ -52,7 +52,7 @@ pub(crate) fn gathered_enough(slots: usize, bytes: usize) -> bool {
 /// in flight completes without any later write, except for what
 /// `flush_now` marks (COPY data, CopyFail, Terminate, a session's
 /// end), and a session's own statements are never held. Not when the
-/// driver is behind (its last read filled the chunk): the server may
+/// driver is behind (its last read filled what it asked for): the server may
 /// then be idle, waiting. `in_flight`: requests written and not yet
 /// answered; `caught_up`: the driver's last read drained the socket.
 pub(super) fn gathers(q: &Queue, in_flight: usize, caught_up: bool) -> bool {
@@ -71,7 +71,8 @@ pub(crate) struct Queue {
     pub(crate) slots: VecDeque<Arc<Slot>>,
     /// Why the connection can take no more requests.
     pub(crate) closed: Option<String>,
-    /// Terminate was queued: the driver finishes once the server hangs up.
+    /// Terminate was queued: the driver finishes once it is written and
+    /// every request in flight is answered (or the server hangs up).
     pub(crate) terminating: bool,
     /// A caller found the server breaking the protocol (or gave up on a
     /// query the server would not end): the driver closes the connection,
