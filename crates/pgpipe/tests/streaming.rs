@@ -224,3 +224,61 @@ async fn an_error_after_many_rows_in_hand_comes_after_every_row_before_it() {
     })
     .await
 }
+
+/// Rows from `next` share the chunk they arrived in: kept past later
+/// chunks, past the stream's end and past the stream itself, they still
+/// read their own values; `next` and `next_batch` mixed hand out every
+/// row once, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_kept_from_next_outlive_their_chunk_and_the_stream() {
+    bounded(async {
+        let db = database("stream_kept_rows");
+        let client = connect(&db).await;
+        const N: i64 = 200_000;
+        let sql = "SELECT g::int8 AS n, 'row ' || g AS label FROM generate_series(1, $1::int8) g";
+        let mut rows = client.query_stream(sql, (N,)).await.unwrap();
+        let (mut kept, mut want) = (Vec::new(), 0i64);
+        let mut by_batch = 0;
+        loop {
+            // Mostly `next`; now and then a few rows through a batch, read
+            // in place from the same chunk.
+            if want % 1_000 == 500 {
+                let Some(batch) = rows.next_batch().await else {
+                    break;
+                };
+                for row in batch.unwrap().take(3) {
+                    want += 1;
+                    by_batch += 1;
+                    assert_eq!(row.get::<i64, _>("n"), want);
+                }
+                continue;
+            }
+            let Some(row) = rows.next().await else { break };
+            let row = row.unwrap();
+            want += 1;
+            assert_eq!(row.get::<i64, _>(0), want);
+            if want % 997 == 0 {
+                kept.push((want, row.clone()));
+                kept.push((want, row));
+            }
+        }
+        assert_eq!(want, N, "every row once");
+        assert!(by_batch > 0);
+        assert_eq!(rows.rows_affected(), Some(N as u64));
+        drop(rows);
+        // Every 997th row, but for the few a batch read instead.
+        assert!(kept.len() > 380, "{} rows kept", kept.len());
+        for (n, row) in &kept {
+            assert_eq!(row.get::<i64, _>("n"), *n);
+            assert_eq!(row.get::<&str, _>("label"), format!("row {n}"));
+            assert_eq!(row.len(), 2);
+            assert_eq!(row.columns()[1].name(), "label");
+        }
+        let shown = format!("{:?}", kept[0].1);
+        assert!(
+            shown.contains("\"label\"") && shown.contains("bytes of"),
+            "{shown}"
+        );
+    })
+    .await
+}

@@ -2,9 +2,9 @@
 //! where they lie in the read buffer, with no per-row allocation, copy or
 //! reference count.
 //!
-//! A [`Row`] owns a reference-counted slice of the read buffer and of the
-//! column list, so it can outlive the stream; taking and dropping those
-//! references is most of what an owned row costs on a narrow result. A
+//! A [`Row`] owns a reference-counted share of the read buffer and of the
+//! column list, so it can outlive the stream; taking and dropping that
+//! reference is most of what an owned row costs on a narrow result. A
 //! [`RowRef`] borrows both from its [`RowStream`](crate::RowStream)
 //! instead, which is what lets a long result be read at the cost of a
 //! hand-written decoder.

@@ -11,7 +11,7 @@ use pgpipe_proto::backend::tag;
 use crate::driver::Responses;
 use crate::error::ErrorKind;
 use crate::observe::Op;
-use crate::query::row::check_column_count;
+use crate::query::row::{check_column_count, RowChunk};
 use crate::query::row_batch::data_row_at;
 use crate::query::Plan;
 use crate::query::{Column, Row, RowBatch};
@@ -55,6 +55,10 @@ pub struct RowStream {
     responses: Responses,
     plan: Plan,
     columns: Option<Arc<[Column]>>,
+    /// The chunk in hand with the columns, shared by the rows
+    /// [`buffered_row`](Self::buffered_row) hands out of it; let go once
+    /// the chunk is used up.
+    chunk: Option<Arc<RowChunk>>,
     rows_affected: Option<u64>,
     reply: Reply,
     done: bool,
@@ -84,6 +88,7 @@ impl RowStream {
             responses,
             plan,
             columns,
+            chunk: None,
             rows_affected: None,
             reply: Reply::extended(),
             done: false,
@@ -107,9 +112,9 @@ impl RowStream {
     /// borrowed [`RowRef`](crate::RowRef)s over the read buffer, `None` at the end.
     ///
     /// This is the cheapest way to read a long result: a [`Row`] from
-    /// [`next`](Self::next) holds a reference-counted share of the buffer
-    /// and of the column list, which is most of what an owned row costs on
-    /// a narrow result; a `RowRef` borrows both. Waits only when no row is
+    /// [`next`](Self::next) holds a reference-counted share of its chunk
+    /// of the buffer (with the column list), which is most of what an
+    /// owned row costs on a narrow result; a `RowRef` borrows both. Waits only when no row is
     /// in hand, and each batch holds at least one row. The two ways of
     /// reading can be mixed: rows a batch's iteration does not reach come
     /// next. See [`RowBatch`] for an example.
@@ -139,6 +144,9 @@ impl RowStream {
             self.rows += 1;
             return Poll::Ready(Some(Ok(row)));
         }
+        // The chunk is used up (or the next message is no row): its rows
+        // keep it alive as long as they need it, the stream no longer.
+        self.chunk = None;
         let polled = self.poll_inner(cx);
         match &polled {
             Poll::Ready(Some(Ok(_))) => self.rows += 1,
@@ -153,23 +161,32 @@ impl RowStream {
     /// arrives in chunks of hundreds of rows, and taking each through
     /// [`poll_step`](Self::poll_step) cost a round through the response
     /// reader per row. Anything else (another message, a chunk used up,
-    /// an error already recorded, a malformed row) is left to the checked
-    /// path; a row that does not fit the columns is recorded as the
-    /// stream's error, as `poll_step` does.
+    /// an error already recorded, a row that does not fit the columns) is
+    /// left where it is for the checked path, which reports a malformed
+    /// row as `poll_step` does.
+    ///
+    /// The row is read in place, as [`next_batch`](Self::next_batch)
+    /// reads, and refers to the chunk it lies in: all rows of a chunk
+    /// share one [`RowChunk`] (made when the chunk's first row is taken
+    /// here), so a row costs one reference count, not a `Bytes` share and
+    /// an `Arc` of the columns.
     #[inline]
     fn buffered_row(&mut self) -> Option<Row> {
         if self.done || self.reply.error().is_some() {
             return None;
         }
         let columns = self.columns.as_ref()?;
-        let body = self.responses.next_buffered_row()?;
-        match Row::from_body(columns, body) {
-            Ok(row) => Some(row),
-            Err(e) => {
-                self.reply.fail(e);
-                None
-            }
+        let (bytes, pos) = self.responses.in_place()?;
+        let start = *pos;
+        let body = bytes.get(start..).and_then(data_row_at)?;
+        check_column_count(body, columns.len()).ok()?;
+        let end = start + 5 + body.len();
+        *pos = end;
+        if !matches!(&self.chunk, Some(c) if c.is(bytes, columns)) {
+            self.chunk = Some(Arc::new(RowChunk::new(columns.clone(), bytes.clone())));
         }
+        let chunk = self.chunk.clone()?;
+        Some(Row::in_chunk(chunk, start + 5, end))
     }
 
     /// Closes the span: the stream has ended, with `failed` or not.
