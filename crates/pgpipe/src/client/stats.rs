@@ -27,8 +27,8 @@ pub struct ClientStats {
     /// neighbour failed (or because they were refused with 25001).
     pub coalesced_sent_again: u64,
     /// Requests their callers wrote to the socket themselves, finding the
-    /// connection idle (nothing in flight, nothing queued, nothing left
-    /// for the driver to write), instead of waking the driver task to
+    /// connection's driver idle (nothing of its own to write, nothing
+    /// queued, not a deep pipeline), instead of waking the driver task to
     /// write them. Plain TCP and Unix-socket connections only: over TLS
     /// the driver writes everything. Counted in `socket_writes` too.
     pub own_writes: u64,

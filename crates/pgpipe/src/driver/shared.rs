@@ -20,7 +20,7 @@ use crate::connect::SharedWriter;
 use crate::driver::coalesce;
 use crate::driver::counters::random_tag;
 pub(crate) use crate::driver::counters::Counters;
-use crate::driver::queue::{gathered_enough, Queue, MAX_IN_FLIGHT};
+use crate::driver::queue::{gathered_enough, Queue, GATHER_DEPTH, MAX_IN_FLIGHT};
 use crate::driver::reservation::{encode_unsynced, Request, SessionId, NO_SESSION};
 use crate::driver::slot::stamp_written;
 use crate::driver::StatementCache;
@@ -373,7 +373,7 @@ impl Shared {
                 && slots_before == 0
                 && !coalesce
                 && begin.is_none()
-                && outstanding_before == 0
+                && outstanding_before < GATHER_DEPTH
             {
                 self.take_own_write(q)
             } else {
@@ -405,22 +405,21 @@ impl Shared {
         Ok((r, begin, false))
     }
 
-    /// Whether the request just queued, with nothing else outstanding on
-    /// the connection, may be written by its caller now, and if so takes
-    /// it: the driver is idle (it holds nothing unwritten, nobody else is
-    /// writing), the socket is plain, the request is not held for a
-    /// session or a cancel. Its slots move to `written` (their bytes go out
-    /// before anything queued later) and its bytes out of the write buffer.
+    /// Whether the request just queued (alone in the queue) may be written
+    /// by its caller now, and if so takes it: the driver is idle (it holds
+    /// nothing unwritten, nobody else is writing), the socket is plain, the
+    /// request is not held for a session, a cancel or a gather. Its slots
+    /// move to `written` (their bytes go out before anything queued later)
+    /// and its bytes out of the write buffer.
     ///
-    /// Why: the usual way, the caller wakes the driver task to write, and
-    /// the driver runs on this worker or wakes the other: a task switch,
-    /// often a thread wake-up, before the server even has the request.
-    /// With nothing in flight nothing can share the write, so the caller
-    /// writes (one send either way) and the driver runs only when the
-    /// answer comes. Not with requests outstanding: then the server is
-    /// busy, and requests that callers queue meanwhile go out together in
-    /// the driver's next write (measured: callers each writing their own
-    /// doubled the sends per statement on Fortunes).
+    /// Why: the usual way, the caller wakes the driver to write. On a
+    /// connection a few callers share (not a deep pipeline, where requests
+    /// gather for one write instead), that wake-up was most of the driver's
+    /// polls, and on tokio's multi-thread runtime it is what made the two
+    /// workers wake each other: a caller running on one worker queues, the
+    /// driver wakes on it or on the other. Writing here, the driver runs
+    /// only when the socket has answers (one send per statement either
+    /// way; this one is in the caller's poll).
     fn take_own_write(&self, q: &mut Queue) -> Option<(SharedWriter, BytesMut)> {
         if q.caller_writing
             || q.unwritten.is_some()
