@@ -36,56 +36,28 @@ fn answers(mut script: Script, n: usize) -> Script {
     script
 }
 
-/// Callers that write their own first statement: each finds fewer than
-/// `GATHER_DEPTH` (16) requests in flight and the driver idle. The
-/// callers after them queue for the driver.
-const OWN_WRITES: usize = 16;
-
-/// The first statements of `callers` callers (more than [`OWN_WRITES`]):
-/// the first 16 callers write their own, the others queue; with 16 in
-/// flight the driver holds fewer than 8 queued back until an answer
-/// comes, as many go at once. Returns the script and how many were
-/// answered on the way.
-fn first_statements(mut script: Script, callers: usize) -> (Script, usize) {
-    let queued = callers - OWN_WRITES;
-    script = expect_queries(script, OWN_WRITES);
-    if queued < 8 {
-        script = answers(script, 1);
-        (expect_queries(script, queued), 1)
-    } else {
-        (expect_queries(script, queued), 0)
-    }
-}
-
 /// `callers` first statements in flight; `answered` of them answered: the
 /// callers' second statements must wait (a second is far longer than the
 /// client needs to write them if it did not hold them back). One more
 /// answer: `released` second statements must arrive. Then the rest.
 async fn gather_then_release(callers: usize, answered: usize, released: usize) {
-    let script = Script::new().expect_startup().send(msg::handshake());
-    let (mut script, answered_early) = first_statements(script, callers);
-    script = answers(script, answered - answered_early);
+    let mut script = Script::new().expect_startup().send(msg::handshake());
+    script = expect_queries(script, callers);
+    script = answers(script, answered);
     script = script.expect_nothing_for(Duration::from_secs(1));
     script = answers(script, 1);
     script = expect_queries(script, released);
     script = answers(script, callers - answered - 1);
-    // The other second statements go in whatever writes the client
-    // chooses (some callers write their own, some gather): answering one
-    // for each that arrives keeps fewer than 16 in flight, so none is
-    // held for long.
-    for _ in 0..callers - released {
-        script = answers(script.expect(b'Q'), 1);
-    }
-    script = answers(script, released);
+    script = expect_queries(script, callers - released);
+    script = answers(script, callers);
     let script = script.expect_eof();
 
     let server = FakeServer::start(script).await.unwrap();
     tokio::time::timeout(BOUND, async {
         let client = pgpipe::connect(&server.url()).await.unwrap();
-        // Spawned before the driver runs again: on the default runtime
-        // (one thread, tasks run in the order they were woken) the first
-        // 16 write their own statement and the others queue, the driver
-        // running only after the last (see `first_statements`).
+        // Spawned before the driver runs again, so the first statements
+        // leave in one write (the default runtime has one thread and runs
+        // tasks in the order they were woken).
         let tasks: Vec<_> = (0..callers)
             .map(|i| {
                 let client = client.clone();
@@ -142,13 +114,9 @@ async fn gathered_requests_go_when_eight_wait() {
 #[tokio::test]
 async fn a_copy_fail_is_never_held_back() {
     let mut script = Script::new().expect_startup().send(msg::handshake());
-    // The first 16 callers write their own statements; the driver holds
-    // the other 4 back (16 in flight). CopyInResponse answers the first:
-    // the CopyFail must go at once, and the 4 held with it.
-    script = expect_queries(script, OWN_WRITES);
+    script = expect_queries(script, CALLERS);
     // CopyInResponse: text, no columns.
-    script = script.send(msg::raw(b'G', &[0, 0, 0]));
-    script = expect_queries(script, CALLERS - OWN_WRITES).expect(b'f');
+    script = script.send(msg::raw(b'G', &[0, 0, 0])).expect(b'f');
     script = script
         .send(msg::error_response(&[
             (b'S', "ERROR"),

@@ -183,9 +183,6 @@ fn start(config: &ResolvedConfig, opened: Opened) -> (Client, Connection) {
         config.query_timeout,
     );
     shared.coalesce = config.coalesce_sync;
-    let tls = opened.socket.is_tls();
-    let (socket, writer) = opened.socket.into_driver_socket();
-    shared.share_writer(writer);
     let shared = Arc::new(shared);
     let state = Arc::new(Session::new(
         shared.clone(),
@@ -194,8 +191,9 @@ fn start(config: &ResolvedConfig, opened: Opened) -> (Client, Connection) {
     ));
     let target = Target::new(&config.dbname, &state.cancel.host, state.cancel.port);
     let _ = state.target.set(Arc::new(target));
+    let tls = opened.socket.is_tls();
     let connection = Connection::new(
-        Box::new(socket),
+        Box::new(opened.socket),
         tls,
         shared,
         state.clone(),

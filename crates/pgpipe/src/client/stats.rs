@@ -26,12 +26,6 @@ pub struct ClientStats {
     /// Statements of coalesced groups sent again on their own Sync after a
     /// neighbour failed (or because they were refused with 25001).
     pub coalesced_sent_again: u64,
-    /// Requests their callers wrote to the socket themselves, finding the
-    /// connection's driver idle (nothing of its own to write, nothing
-    /// queued, not a deep pipeline), instead of waking the driver task to
-    /// write them. Plain TCP and Unix-socket connections only: over TLS
-    /// the driver writes everything. Counted in `socket_writes` too.
-    pub own_writes: u64,
 }
 
 impl Client {
@@ -51,7 +45,6 @@ impl Client {
             socket_reads,
             socket_writes,
             largest_read_bytes,
-            own_writes: self.shared().counters.own_writes(),
         }
     }
 }

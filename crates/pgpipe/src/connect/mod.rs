@@ -2,7 +2,6 @@
 //! the startup handshake and authentication; cancel requests.
 
 mod cancel;
-mod driver_socket;
 pub(crate) mod open;
 mod refusals;
 mod require_auth;
@@ -16,6 +15,5 @@ mod x509;
 
 pub(crate) use cancel::CancelTls;
 pub use cancel::CancelToken;
-pub(crate) use driver_socket::SharedWriter;
 pub(crate) use socket::Socket;
 pub(crate) use startup::handshake;

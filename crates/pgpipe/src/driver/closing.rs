@@ -21,15 +21,11 @@ impl Shared {
         Error::closed().context(reason)
     }
 
-    /// Every slot the driver has not taken (those their callers wrote,
-    /// the queue and requests deferred behind a session), for the driver
-    /// failing them all; ends any reservation, waking whoever waits for
-    /// one. Drops the socket's write half callers write through: the
-    /// socket closes with the driver.
+    /// Every slot still waiting to be written (the queue and requests
+    /// deferred behind a session), for the driver failing them all; ends any
+    /// reservation, waking whoever waits for one.
     pub(crate) fn drain_unsent(&self, q: &mut Queue) -> Vec<Arc<Slot>> {
-        q.writer = None;
-        q.unwritten = None;
-        let mut out: Vec<Arc<Slot>> = q.written.drain(..).chain(q.slots.drain(..)).collect();
+        let mut out: Vec<Arc<Slot>> = q.slots.drain(..).collect();
         if let Some(held) = q.reservation.take() {
             out.extend(held.deferred_slots);
         }

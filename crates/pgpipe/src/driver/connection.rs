@@ -10,7 +10,6 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -22,7 +21,6 @@ use tokio::time::Sleep;
 
 use crate::driver::coalesce;
 use crate::driver::queue::{self, Queue};
-use crate::driver::slot::stamp_written;
 use crate::driver::Slot;
 use crate::driver::Transport;
 use crate::driver::{Events, Shared};
@@ -167,35 +165,20 @@ impl Connection {
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => q.driver_waker = Some(cx.waker().clone()),
         }
-        // Requests their callers wrote themselves went out before anything
-        // still queued: their answers come first.
-        if !q.written.is_empty() {
-            self.in_flight.extend(q.written.drain(..));
-        }
-        if self.out.is_empty() && !q.caller_writing {
-            if let Some(rest) = q.unwritten.take() {
-                // A caller's own write that the socket did not take whole.
-                let empty = std::mem::replace(&mut self.out, rest);
-                if q.spare.capacity() < empty.capacity() {
-                    q.spare = empty;
-                }
-                self.shared.driver_out.store(true, Ordering::Release);
-            } else if !q.write_buf.is_empty() && !q.write_gate && !self.gathers(&q) {
-                // What we take now is written in one go: a coalesced group
-                // ends here.
-                q.seal_group();
-                // Swap rather than copy: the callers get our empty buffer (with its
-                // capacity) and we write theirs.
-                std::mem::swap(&mut self.out, &mut q.write_buf);
-                self.shared.driver_out.store(true, Ordering::Release);
-                q.flush_now = false;
-                let first_new = self.in_flight.len();
-                self.in_flight.extend(q.slots.drain(..));
-                stamp_written(self.in_flight.range(first_new..));
-                // A COPY writer waiting for room may go on.
-                if let Some(writer) = q.writer_waker.take() {
-                    writer.wake();
-                }
+        if self.out.is_empty() && !q.write_buf.is_empty() && !q.write_gate && !self.gathers(&q) {
+            // What we take now is written in one go: a coalesced group
+            // ends here.
+            q.seal_group();
+            // Swap rather than copy: the callers get our empty buffer (with its
+            // capacity) and we write theirs.
+            std::mem::swap(&mut self.out, &mut q.write_buf);
+            q.flush_now = false;
+            let first_new = self.in_flight.len();
+            self.in_flight.extend(q.slots.drain(..));
+            stamp_written(self.in_flight.range(first_new..));
+            // A COPY writer waiting for room may go on.
+            if let Some(writer) = q.writer_waker.take() {
+                writer.wake();
             }
         }
         Ok((q.terminating, q.terminating && q.write_buf.is_empty()))
@@ -227,9 +210,6 @@ impl Connection {
             }
         }
         if self.out.is_empty() {
-            // Every byte taken is in the socket: a caller may write its own
-            // request after them.
-            self.shared.driver_out.store(false, Ordering::Release);
             // Reset to the start of the allocation so it is reused.
             self.out.clear();
             // TLS may have accepted our bytes but kept records it could not
@@ -327,7 +307,7 @@ impl Connection {
                     self.deliver(run, true)?;
                     run = 0;
                 }
-                tag::ERROR_RESPONSE if self.nothing_in_flight() => {
+                tag::ERROR_RESPONSE if self.in_flight.is_empty() => {
                     // An error nobody asked for: the server is about to close
                     // the connection (admin shutdown, idle timeout...).
                     let mut msg = self.read_buf.split_to(header.total_len);
@@ -353,9 +333,6 @@ impl Connection {
             return Ok(());
         }
         let chunk = self.read_buf.split_to(len).freeze();
-        if self.in_flight.is_empty() {
-            self.take_written();
-        }
         let Some(slot) = self.in_flight.front().cloned() else {
             return Err(Error::protocol(format!(
                 "the server sent a message (type {:?}) while no request was waiting",
@@ -412,23 +389,6 @@ impl Connection {
             self.paused_on = Some(slot);
         }
         Ok(())
-    }
-
-    /// Takes the requests callers wrote themselves since the driver last
-    /// took requests: an answer read now may be theirs (a caller may write
-    /// between this driver's take and its read).
-    fn take_written(&mut self) {
-        let mut q = self.shared.lock();
-        self.in_flight.extend(q.written.drain(..));
-    }
-
-    /// Whether no request waits for an answer, counting those callers
-    /// wrote themselves.
-    fn nothing_in_flight(&mut self) -> bool {
-        if self.in_flight.is_empty() {
-            self.take_written();
-        }
-        self.in_flight.is_empty()
     }
 
     fn handle_async(&mut self, tag: u8, body: bytes::Bytes) -> Result<(), Error> {
@@ -579,5 +539,15 @@ impl Future for Connection {
         };
         this.fail_all(kind, &reason);
         Poll::Ready(result)
+    }
+}
+
+/// Stamps the write time of the timed requests among `slots` (just taken
+/// for the socket write): one clock read for the batch, none if no slot is
+/// timed.
+fn stamp_written<'a>(slots: impl Iterator<Item = &'a Arc<Slot>>) {
+    let mut now = None;
+    for slot in slots.filter(|s| s.is_timed()) {
+        slot.stamp_written(*now.get_or_insert_with(Instant::now));
     }
 }

@@ -31,7 +31,6 @@ pub(crate) struct Counters {
     largest_read: AtomicUsize,
     grouped: AtomicU64,
     sent_again: AtomicU64,
-    own_writes: AtomicU64,
 }
 
 impl Counters {
@@ -44,18 +43,6 @@ impl Counters {
     /// A write that the socket accepted.
     pub(crate) fn wrote(&self) {
         self.writes.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// A write by a caller of its own request (see
-    /// [`Shared::enqueue`](crate::driver::Shared)) that the socket accepted.
-    pub(crate) fn wrote_own(&self) {
-        self.writes.fetch_add(1, Ordering::Relaxed);
-        self.own_writes.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Requests their callers wrote themselves so far.
-    pub(crate) fn own_writes(&self) -> u64 {
-        self.own_writes.load(Ordering::Relaxed)
     }
 
     /// A coalesced group of `members` ended; `again` of them are sent

@@ -8,7 +8,6 @@ use std::task::Waker;
 
 use bytes::BytesMut;
 
-use crate::connect::SharedWriter;
 use crate::driver::coalesce;
 use crate::driver::reservation::Reservation;
 use crate::driver::Slot;
@@ -19,7 +18,7 @@ pub(crate) const MAX_IN_FLIGHT: usize = 4096;
 
 /// Requests in flight from which new requests gather in the write buffer
 /// instead of going out one write each (see [`gathers`]).
-pub(crate) const GATHER_DEPTH: usize = 16;
+const GATHER_DEPTH: usize = 16;
 
 /// The most requests that gather: they go out together once this many
 /// wait.
@@ -105,24 +104,6 @@ pub(crate) struct Queue {
     pub(crate) writer_waker: Option<Waker>,
     /// The coalesced group open at the end of `write_buf`, if any.
     pub(crate) group: coalesce::Open,
-    /// The socket's write half, for a caller that writes its own request
-    /// (see [`Shared::enqueue`](crate::driver::Shared)); `None` over TLS,
-    /// and dropped when the connection closes so that no caller keeps the
-    /// socket open.
-    pub(crate) writer: Option<SharedWriter>,
-    /// Requests whose callers wrote them, in the order written, that the
-    /// driver has not taken yet: their bytes went out before anything in
-    /// `write_buf`, so their answers come before those of `slots`.
-    pub(crate) written: VecDeque<Arc<Slot>>,
-    /// A caller is writing its own request, outside this lock: nobody else
-    /// writes (the driver takes no buffer) until it is done.
-    pub(crate) caller_writing: bool,
-    /// What a caller's own write left (the socket was full): the driver
-    /// writes it before anything else.
-    pub(crate) unwritten: Option<BytesMut>,
-    /// An empty buffer (with its capacity) put in place of the write
-    /// buffer a caller takes to write itself.
-    pub(crate) spare: BytesMut,
 }
 
 impl Queue {

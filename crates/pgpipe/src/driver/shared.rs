@@ -11,18 +11,16 @@ use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use bytes::{Buf, BytesMut};
+use bytes::BytesMut;
 use pgpipe_proto::backend::TransactionStatus;
 use pgpipe_proto::frontend::Encoder;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
-use crate::connect::SharedWriter;
 use crate::driver::coalesce;
 use crate::driver::counters::random_tag;
 pub(crate) use crate::driver::counters::Counters;
-use crate::driver::queue::{gathered_enough, Queue, GATHER_DEPTH, MAX_IN_FLIGHT};
+use crate::driver::queue::{gathered_enough, Queue, MAX_IN_FLIGHT};
 use crate::driver::reservation::{encode_unsynced, Request, SessionId, NO_SESSION};
-use crate::driver::slot::stamp_written;
 use crate::driver::StatementCache;
 use crate::driver::{Responses, Slot};
 use crate::error::ErrorKind;
@@ -59,12 +57,6 @@ pub(crate) struct Shared {
     /// How many statements a coalesced group may hold.
     pub(crate) group_size: coalesce::GroupSize,
     pub(super) next_session: AtomicU64,
-    /// The driver holds bytes it took from the queue and has not written
-    /// yet: a caller must not write its own request past them. Set by the
-    /// driver under the queue lock when it takes a buffer, cleared without
-    /// it once the socket took every byte (a stale `true` only sends a
-    /// caller the usual way).
-    pub(super) driver_out: AtomicBool,
 }
 
 impl Shared {
@@ -90,11 +82,6 @@ impl Shared {
                 no_cache: StatementCache::new(0),
                 writer_waker: None,
                 group: coalesce::Open::default(),
-                writer: None,
-                written: VecDeque::new(),
-                caller_writing: false,
-                unwritten: None,
-                spare: BytesMut::new(),
             }),
             permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             encoder,
@@ -112,15 +99,7 @@ impl Shared {
             counters: Counters::default(),
             group_size: coalesce::GroupSize::default(),
             next_session: AtomicU64::new(NO_SESSION + 1),
-            driver_out: AtomicBool::new(false),
         }
-    }
-
-    /// Lets callers write their own requests through this write half of
-    /// the socket when the driver is idle (see [`Shared::enqueue`]).
-    pub(crate) fn share_writer(&mut self, writer: Option<SharedWriter>) {
-        let q = self.queue.get_mut().unwrap_or_else(|e| e.into_inner());
-        q.writer = writer;
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, Queue> {
@@ -265,7 +244,7 @@ impl Shared {
     where
         F: FnOnce(&Encoder, &mut BytesMut, &mut StatementCache) -> Result<R, Error>,
     {
-        let (waker, r, begin, own_write) = {
+        let (waker, r, begin) = {
             let mut guard = self.lock();
             let q = &mut *guard;
             if let Some(reason) = &q.closed {
@@ -368,113 +347,26 @@ impl Shared {
                 }
                 q.slots.push_back(slot);
             }
-            let outstanding_before = self.outstanding.fetch_add(added, Ordering::Relaxed);
-            let own_write = if start == 0
-                && slots_before == 0
-                && !coalesce
-                && begin.is_none()
-                && outstanding_before < GATHER_DEPTH
-            {
-                self.take_own_write(q)
-            } else {
-                None
-            };
+            self.outstanding.fetch_add(added, Ordering::Relaxed);
             // Wake only on the idle-to-busy transition: if bytes were already
             // waiting, the driver has been woken for them and will take ours
             // too. Unless they were gathering and now reach the most that
             // gather (by count or bytes, a batch may jump past it): then they
-            // go now, not at the next read. Not while a caller writes its
-            // own request: it wakes the driver for ours when it is done.
-            let waker = if own_write.is_none()
-                && !q.caller_writing
-                && (start == 0
-                    || (!gathered_enough(slots_before, start)
-                        && gathered_enough(q.slots.len(), q.write_buf.len())))
+            // go now, not at the next read.
+            let waker = if start == 0
+                || (!gathered_enough(slots_before, start)
+                    && gathered_enough(q.slots.len(), q.write_buf.len()))
             {
                 q.driver_waker.take()
             } else {
                 None
             };
-            (waker, r, begin.map(|(_, watch)| watch), own_write)
-        };
-        if let Some((writer, buf)) = own_write {
-            self.write_own(writer, buf);
-        } else if let Some(w) = waker {
-            w.wake();
-        }
-        Ok((r, begin, false))
-    }
-
-    /// Whether the request just queued (alone in the queue) may be written
-    /// by its caller now, and if so takes it: the driver is idle (it holds
-    /// nothing unwritten, nobody else is writing), the socket is plain, the
-    /// request is not held for a session, a cancel or a gather. Its slots
-    /// move to `written` (their bytes go out before anything queued later)
-    /// and its bytes out of the write buffer.
-    ///
-    /// Why: the usual way, the caller wakes the driver to write. On a
-    /// connection a few callers share (not a deep pipeline, where requests
-    /// gather for one write instead), that wake-up was most of the driver's
-    /// polls, and on tokio's multi-thread runtime it is what made the two
-    /// workers wake each other: a caller running on one worker queues, the
-    /// driver wakes on it or on the other. Writing here, the driver runs
-    /// only when the socket has answers (one send per statement either
-    /// way; this one is in the caller's poll).
-    fn take_own_write(&self, q: &mut Queue) -> Option<(SharedWriter, BytesMut)> {
-        if q.caller_writing
-            || q.unwritten.is_some()
-            || q.write_gate
-            || q.flush_now
-            || q.reservation.is_some()
-            || self.driver_out.load(Ordering::Acquire)
-        {
-            return None;
-        }
-        let writer = q.writer.clone()?;
-        stamp_written(q.slots.iter());
-        let Queue { slots, written, .. } = q;
-        written.extend(slots.drain(..));
-        let spare = std::mem::take(&mut q.spare);
-        let buf = std::mem::replace(&mut q.write_buf, spare);
-        q.caller_writing = true;
-        Some((writer, buf))
-    }
-
-    /// Writes a request the caller took with [`Shared::take_own_write`],
-    /// outside the queue lock, without waiting: what the socket does not
-    /// take now (it is full) the driver writes, before anything else. A
-    /// failed write is left to the driver too: it meets the error on the
-    /// same bytes and fails the connection as for any write.
-    fn write_own(&self, writer: SharedWriter, mut buf: BytesMut) {
-        let n = writer.try_write(&buf).unwrap_or(0);
-        drop(writer);
-        if n > 0 {
-            self.counters.wrote_own();
-        }
-        buf.advance(n);
-        let waker = {
-            let mut q = self.lock();
-            q.caller_writing = false;
-            if buf.is_empty() {
-                buf.clear();
-                if q.spare.capacity() < buf.capacity() {
-                    q.spare = buf;
-                }
-            } else if q.writer.is_some() {
-                // Still open (the writer goes when the driver fails the
-                // connection): the rest must reach the server.
-                q.unwritten = Some(buf);
-            }
-            // Requests queued while we wrote did not wake the driver.
-            if q.unwritten.is_some() || !q.write_buf.is_empty() {
-                q.driver_waker.take()
-            } else {
-                None
-            }
+            (waker, r, begin.map(|(_, watch)| watch))
         };
         if let Some(w) = waker {
             w.wake();
         }
+        Ok((r, begin, false))
     }
 
     /// Driver side: queues the members of a coalesced group that must run

@@ -395,16 +395,6 @@ impl Stamped for Slot {
     }
 }
 
-/// Stamps the write time of the timed requests among `slots` (just taken
-/// for the socket write): one clock read for the batch, none if no slot is
-/// timed.
-pub(crate) fn stamp_written<'a>(slots: impl Iterator<Item = &'a Arc<Slot>>) {
-    let mut now = None;
-    for slot in slots.filter(|s| s.is_timed()) {
-        slot.stamp_written(*now.get_or_insert_with(Instant::now));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
