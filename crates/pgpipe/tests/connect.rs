@@ -284,48 +284,14 @@ async fn dropping_the_last_client_terminates_the_session() {
             1
         );
         drop(clone);
-        let mut gone = false;
-        for _ in 0..100 {
-            let n: i64 = observer
-                .query_one(
-                    "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
-                    (pid,),
-                )
-                .await
-                .unwrap()
-                .get(0);
-            if n == 0 {
-                gone = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert!(
-            gone,
-            "backend {pid} still there after the last client was dropped"
-        );
+        common::backend_gone(
+            &observer,
+            pid,
+            "the backend is gone after the last client was dropped",
+        )
+        .await;
     })
     .await
-}
-
-/// Whether backend `pid` still has a session, polled until it is gone
-/// (the bound is generous: the server's exit runs on a loaded machine).
-async fn session_ends(observer: &pgpipe::Client, pid: i32) -> bool {
-    for _ in 0..400 {
-        let n: i64 = observer
-            .query_one(
-                "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
-                (pid,),
-            )
-            .await
-            .unwrap()
-            .get(0);
-        if n == 0 {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
 }
 
 /// `close()` ends the session on the server at once, with or without a
@@ -364,10 +330,12 @@ async fn close_ends_the_session_on_the_server_and_the_driver_cleanly() {
                 .await
                 .unwrap()
                 .unwrap_or_else(|e| panic!("the driver ended with an error: {e}"));
-            assert!(
-                session_ends(&observer, pid).await,
-                "backend {pid} still there after close() (in flight: {in_flight})"
-            );
+            common::backend_gone(
+                &observer,
+                pid,
+                &format!("the backend is gone after close() (in flight: {in_flight})"),
+            )
+            .await;
         }
     })
     .await

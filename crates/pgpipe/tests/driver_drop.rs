@@ -211,18 +211,7 @@ async fn a_dropped_driver_closes_its_server_session() {
         client.execute("SELECT 1", ()).await.unwrap();
         stop.send(()).unwrap();
         driver.await.unwrap();
-        eventually("the dropped driver's backend is gone", || async {
-            let n: i64 = observer
-                .query_one(
-                    "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
-                    (pid,),
-                )
-                .await
-                .unwrap()
-                .get(0);
-            n == 0
-        })
-        .await;
+        common::backend_gone(&observer, pid, "the dropped driver's backend is gone").await;
     })
     .await;
 }

@@ -36,6 +36,53 @@ fn answers(mut script: Script, n: usize) -> Script {
     script
 }
 
+/// `callers` tasks on one client, each running `statements` statements
+/// one after another (`SELECT i`, `SELECT i + 1`) and stopping at its
+/// first error; their results, in caller order. Spawned before the driver
+/// runs again, so the first statements leave in one write (the default
+/// runtime has one thread and runs tasks in the order they were woken).
+async fn run_callers(
+    server: &FakeServer,
+    callers: usize,
+    statements: usize,
+    hung: &str,
+) -> Vec<Result<(), pgpipe::Error>> {
+    tokio::time::timeout(BOUND, async {
+        let client = pgpipe::connect(&server.url()).await.unwrap();
+        let tasks: Vec<_> = (0..callers)
+            .map(|i| {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    client.batch_execute(&format!("SELECT {i}")).await?;
+                    if statements > 1 {
+                        client.batch_execute(&format!("SELECT {i} + 1")).await?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        let mut results = Vec::new();
+        for task in tasks {
+            results.push(task.await.unwrap());
+        }
+        drop(client);
+        results
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{hung}"))
+}
+
+/// The one failure among `results`: the server's COPY error.
+fn only_the_copy_failed(results: &[Result<(), pgpipe::Error>]) {
+    let failed: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(
+        failed[0].to_string().contains("COPY from stdin failed"),
+        "{}",
+        failed[0]
+    );
+}
+
 /// `callers` first statements in flight; `answered` of them answered: the
 /// callers' second statements must wait (a second is far longer than the
 /// client needs to write them if it did not hold them back). One more
@@ -53,27 +100,9 @@ async fn gather_then_release(callers: usize, answered: usize, released: usize) {
     let script = script.expect_eof();
 
     let server = FakeServer::start(script).await.unwrap();
-    tokio::time::timeout(BOUND, async {
-        let client = pgpipe::connect(&server.url()).await.unwrap();
-        // Spawned before the driver runs again, so the first statements
-        // leave in one write (the default runtime has one thread and runs
-        // tasks in the order they were woken).
-        let tasks: Vec<_> = (0..callers)
-            .map(|i| {
-                let client = client.clone();
-                tokio::spawn(async move {
-                    client.batch_execute(&format!("SELECT {i}")).await?;
-                    client.batch_execute(&format!("SELECT {i} + 1")).await
-                })
-            })
-            .collect();
-        for task in tasks {
-            task.await.unwrap().unwrap();
-        }
-        drop(client);
-    })
-    .await
-    .expect("the callers hung");
+    for result in run_callers(&server, callers, 2, "the callers hung").await {
+        result.unwrap();
+    }
     // `finish` bounds its own wait and names the step it stopped at.
     let transcript = server.finish().await.unwrap();
     let queries = transcript.bodies(b'Q');
@@ -128,31 +157,46 @@ async fn a_copy_fail_is_never_held_back() {
     let script = script.expect_eof();
 
     let server = FakeServer::start(script).await.unwrap();
-    let results = tokio::time::timeout(BOUND, async {
-        let client = pgpipe::connect(&server.url()).await.unwrap();
-        let callers: Vec<_> = (0..CALLERS)
-            .map(|i| {
-                let client = client.clone();
-                tokio::spawn(async move { client.batch_execute(&format!("SELECT {i}")).await })
-            })
-            .collect();
-        let mut results = Vec::new();
-        for caller in callers {
-            results.push(caller.await.unwrap());
-        }
-        drop(client);
-        results
-    })
-    .await
-    .expect("the callers hung: the CopyFail was held back");
-    let failed: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
-    assert_eq!(failed.len(), 1, "{failed:?}");
-    assert!(
-        failed[0].to_string().contains("COPY from stdin failed"),
-        "{}",
-        failed[0]
-    );
+    let hung = "the callers hung: the CopyFail was held back";
+    only_the_copy_failed(&run_callers(&server, CALLERS, 1, hung).await);
     // `finish` bounds its own wait and names the step it stopped at.
     let transcript = server.finish().await.unwrap();
     assert_eq!(transcript.bodies(b'f').len(), 1);
+}
+
+/// The same CopyFail queued behind statements the driver holds back: 20
+/// in flight, four answered, so those four callers' second statements
+/// gather (16 in flight, fewer than 8 waiting). The fifth answer is
+/// CopyInResponse: the CopyFail must go at once, and the four with it.
+#[tokio::test]
+async fn a_copy_fail_behind_held_back_statements_goes_at_once() {
+    let mut script = Script::new().expect_startup().send(msg::handshake());
+    script = expect_queries(script, CALLERS);
+    script = answers(script, 4);
+    script = script.expect_nothing_for(Duration::from_millis(500));
+    script = script.send(msg::raw(b'G', &[0, 0, 0]));
+    script = expect_queries(script, 4).expect(b'f');
+    script = script
+        .send(msg::error_response(&[
+            (b'S', "ERROR"),
+            (b'C', "57014"),
+            (b'M', "COPY from stdin failed"),
+        ]))
+        .send(msg::ready_for_query(b'I'));
+    // The other first statements, then the four second ones sent with the
+    // CopyFail; then the second statements of the rest, answered as they
+    // come.
+    script = answers(script, CALLERS - 5);
+    script = answers(script, 4);
+    for _ in 0..CALLERS - 5 {
+        script = answers(script.expect(b'Q'), 1);
+    }
+    let script = script.expect_eof();
+
+    let server = FakeServer::start(script).await.unwrap();
+    let hung = "the callers hung: the CopyFail waited behind held-back statements";
+    only_the_copy_failed(&run_callers(&server, CALLERS, 2, hung).await);
+    let transcript = server.finish().await.unwrap();
+    assert_eq!(transcript.bodies(b'f').len(), 1);
+    assert_eq!(transcript.bodies(b'Q').len(), 2 * CALLERS - 1);
 }

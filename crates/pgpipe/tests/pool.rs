@@ -546,17 +546,7 @@ async fn close_refuses_acquires_and_closes_returned_connections() {
         let pid = held.backend_pid();
         drop(held);
         let observer = common::connect(&db).await;
-        common::eventually("the returned connection's backend to end", || {
-            let observer = observer.clone();
-            async move {
-                observer
-                    .query_opt("SELECT 1 FROM pg_stat_activity WHERE pid = $1", (pid,))
-                    .await
-                    .unwrap()
-                    .is_none()
-            }
-        })
-        .await;
+        common::backend_gone(&observer, pid, "the returned connection's backend to end").await;
         let stats = pool.stats();
         assert_eq!(stats.size, 0, "{stats:?}");
         assert!(stats.closed_pool >= 1, "{stats:?}");

@@ -318,23 +318,7 @@ async fn close_over_tls_ends_the_session_on_the_server() {
             .await
             .unwrap()
             .unwrap_or_else(|e| panic!("the driver ended with an error: {e}"));
-        let mut gone = false;
-        for _ in 0..400 {
-            let n: i64 = observer
-                .query_one(
-                    "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
-                    (pid,),
-                )
-                .await
-                .unwrap()
-                .get(0);
-            if n == 0 {
-                gone = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert!(gone, "backend {pid} still there after close() over TLS");
+        common::backend_gone(&observer, pid, "the backend is gone after close() over TLS").await;
     })
     .await;
 }

@@ -49,8 +49,12 @@ impl Shared {
                 q.write_buf.truncate(start);
                 return Err(e);
             }
+            // Wake the driver unless it was woken for these bytes already:
+            // bytes queued before ours may be gathering (held back while
+            // the pipeline is deep), and ours make the whole buffer go now.
+            let held = start > 0 && !q.flush_now;
             q.flush_now = true;
-            if start == 0 {
+            if start == 0 || held {
                 q.driver_waker.take()
             } else {
                 None

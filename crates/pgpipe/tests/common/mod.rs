@@ -84,6 +84,20 @@ where
     }
 }
 
+/// Waits (bounded, as [`eventually`]) until backend `pid` has no session
+/// on the server any more, as `observer` sees it in `pg_stat_activity`;
+/// `what` names the wait in the failure.
+pub async fn backend_gone(observer: &pgpipe::Client, pid: i32, what: &str) {
+    eventually(what, || async {
+        observer
+            .query_opt("SELECT 1 FROM pg_stat_activity WHERE pid = $1", (pid,))
+            .await
+            .unwrap()
+            .is_none()
+    })
+    .await
+}
+
 /// The server's view of backend `pid`: its state and current query
 /// (empty strings when it has none).
 pub async fn backend_activity(observer: &pgpipe::Client, pid: i32) -> (String, String) {
