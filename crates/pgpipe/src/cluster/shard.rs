@@ -229,29 +229,20 @@ impl ShardNode {
         if !behind(&host) {
             return Ok(host);
         }
-        let deadline = Instant::now() + settings.primary_wait;
-        loop {
-            self.refresh_all(Instant::now(), settings.probe_timeout)
-                .await;
-            if let Some(host) = self.current_primary().filter(|h| !behind(h)) {
-                return Ok(host);
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(Error::new(
-                    ErrorKind::Routing,
-                    format!(
-                        "shard {}: no host has the write of token {token}: no replica \
-                         has replayed it and no primary is on its timeline {wanted} \
-                         after {:?}: {}",
-                        self.id,
-                        settings.primary_wait,
-                        self.describe_hosts()
-                    ),
-                ));
-            }
-            tokio::time::sleep_until(deadline.min(now + settings.probe_interval)).await;
-        }
+        self.wait_for_primary(
+            settings,
+            |h| !behind(h),
+            || {
+                format!(
+                    "shard {}: no host has the write of token {token}: no replica has replayed \
+                     it and no primary is on its timeline {wanted} after {:?}: {}",
+                    self.id,
+                    settings.primary_wait,
+                    self.describe_hosts()
+                )
+            },
+        )
+        .await
     }
 
     /// Asks every host again until one is primary (a failover in
@@ -260,24 +251,40 @@ impl ShardNode {
         &self,
         settings: &Settings,
     ) -> Result<Arc<HostNode>, Error> {
+        self.wait_for_primary(
+            settings,
+            |_| true,
+            || {
+                format!(
+                    "shard {} has no primary after {:?}: {}",
+                    self.id,
+                    settings.primary_wait,
+                    self.describe_hosts()
+                )
+            },
+        )
+        .await
+    }
+
+    /// Asks every host again until a primary that `accept` takes shows up,
+    /// bounded by `settings.primary_wait`; then fails with a routing error
+    /// worded by `fail`.
+    async fn wait_for_primary(
+        &self,
+        settings: &Settings,
+        accept: impl Fn(&HostNode) -> bool,
+        fail: impl FnOnce() -> String,
+    ) -> Result<Arc<HostNode>, Error> {
         let deadline = Instant::now() + settings.primary_wait;
         loop {
             self.refresh_all(Instant::now(), settings.probe_timeout)
                 .await;
-            if let Some(host) = self.current_primary() {
+            if let Some(host) = self.current_primary().filter(|h| accept(h)) {
                 return Ok(host);
             }
             let now = Instant::now();
             if now >= deadline {
-                return Err(Error::new(
-                    ErrorKind::Routing,
-                    format!(
-                        "shard {} has no primary after {:?}: {}",
-                        self.id,
-                        settings.primary_wait,
-                        self.describe_hosts()
-                    ),
-                ));
+                return Err(Error::new(ErrorKind::Routing, fail()));
             }
             tokio::time::sleep_until(deadline.min(now + settings.probe_interval)).await;
         }
