@@ -72,6 +72,18 @@ async fn run_callers(
     .unwrap_or_else(|_| panic!("{hung}"))
 }
 
+/// The server's answer to a CopyFail: the COPY's error, then
+/// ReadyForQuery.
+fn copy_failed(script: Script) -> Script {
+    script
+        .send(msg::error_response(&[
+            (b'S', "ERROR"),
+            (b'C', "57014"),
+            (b'M', "COPY from stdin failed"),
+        ]))
+        .send(msg::ready_for_query(b'I'))
+}
+
 /// The one failure among `results`: the server's COPY error.
 fn only_the_copy_failed(results: &[Result<(), pgpipe::Error>]) {
     let failed: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
@@ -146,13 +158,7 @@ async fn a_copy_fail_is_never_held_back() {
     script = expect_queries(script, CALLERS);
     // CopyInResponse: text, no columns.
     script = script.send(msg::raw(b'G', &[0, 0, 0])).expect(b'f');
-    script = script
-        .send(msg::error_response(&[
-            (b'S', "ERROR"),
-            (b'C', "57014"),
-            (b'M', "COPY from stdin failed"),
-        ]))
-        .send(msg::ready_for_query(b'I'));
+    script = copy_failed(script);
     script = answers(script, CALLERS - 1);
     let script = script.expect_eof();
 
@@ -173,16 +179,12 @@ async fn a_copy_fail_behind_held_back_statements_goes_at_once() {
     let mut script = Script::new().expect_startup().send(msg::handshake());
     script = expect_queries(script, CALLERS);
     script = answers(script, 4);
-    script = script.expect_nothing_for(Duration::from_millis(500));
+    // Held back, as in `gather_then_release`: the client sends nothing
+    // until the next answer (waiting longer only makes the check stricter).
+    script = script.expect_nothing_for(Duration::from_secs(1));
     script = script.send(msg::raw(b'G', &[0, 0, 0]));
     script = expect_queries(script, 4).expect(b'f');
-    script = script
-        .send(msg::error_response(&[
-            (b'S', "ERROR"),
-            (b'C', "57014"),
-            (b'M', "COPY from stdin failed"),
-        ]))
-        .send(msg::ready_for_query(b'I'));
+    script = copy_failed(script);
     // The other first statements, then the four second ones sent with the
     // CopyFail; then the second statements of the rest, answered as they
     // come.
