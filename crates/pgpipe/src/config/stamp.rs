@@ -3,6 +3,7 @@
 //! setup's certificate files in `connect::tls::cache`).
 
 use std::fs::Metadata;
+#[cfg(feature = "tls")]
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -24,7 +25,9 @@ struct Parts {
 }
 
 impl FileStamp {
-    /// Looks at `path` now (following symlinks, as reading it does).
+    /// Looks at `path` now (following symlinks, as reading it does). Only
+    /// the TLS file cache looks at files by path.
+    #[cfg(feature = "tls")]
     pub(crate) fn of(path: &Path) -> FileStamp {
         FileStamp(std::fs::metadata(path).ok().as_ref().map(Parts::of))
     }

@@ -1,10 +1,12 @@
 //! The shared lane: the connections that serve `Pool::query` and friends.
 //!
 //! Each holds a pool slot for as long as it is in the lane. A statement
-//! goes to the lane connection with the fewest statements in flight
-//! (least-loaded, read under a short read lock, no await inside it), so a
-//! burst spreads over the lane while a single caller always finds the same
-//! warm connection. When every lane connection already has
+//! goes to the lane connection where it can expect the shortest wait: an
+//! idle one, else the fewest statements in flight times that connection's
+//! measured time per answer (see [`pace`](super::pace); read under a short
+//! read lock, no await inside it), so a burst spreads over the lane, a
+//! single caller always finds the same warm connection, and a connection
+//! slowed by its backend or stalled by a lock gets less new work. When every lane connection already has
 //! [`GROW_AT`] statements in flight and the lane is below its target size,
 //! a background task adds one (through an ordinary acquire, so it queues
 //! fairly behind checkouts).
@@ -29,12 +31,13 @@ use tokio::task;
 use tokio::time::Instant;
 
 use super::conn::Conn;
+use super::pace::{self, Pace};
 use super::stats::CloseReason;
 use crate::driver::FxHasher;
 use crate::{Client, Error, TransactionStatus};
 
-/// Statements in flight on the least-loaded lane connection from which the
-/// lane grows. One connection pipelines well, but a backend runs one
+/// Statements in flight on the quickest lane connection (every one busy)
+/// from which the lane grows. One connection pipelines well, but a backend runs one
 /// statement at a time: a statement that has to queue behind another is
 /// better served by a second backend while the lane may still grow (with 2
 /// callers of a 400 µs statement, growing only at 2 queued kept both on one
@@ -46,6 +49,8 @@ pub(crate) struct LaneConn {
     conn: Conn,
     _permit: OwnedSemaphorePermit,
     in_flight: AtomicUsize,
+    /// How fast it answers while it has work.
+    pace: Pace,
     /// Milliseconds since the lane's epoch of the latest statement.
     last_used_ms: AtomicU64,
     /// Taken out of the lane: no caller's statements may follow it here.
@@ -126,20 +131,30 @@ impl Lane {
         self.epoch.elapsed().as_millis() as u64
     }
 
+    fn now_us(&self) -> u64 {
+        self.epoch.elapsed().as_micros() as u64
+    }
+
+    /// The live-or-not lane connection where a new statement can expect
+    /// the shortest wait ([`pace::quickest`]).
+    fn quickest(conns: &[Arc<LaneConn>], now_us: u64) -> Option<&Arc<LaneConn>> {
+        let loads = conns
+            .iter()
+            .map(|c| c.pace.load(c.in_flight.load(Ordering::Relaxed), now_us));
+        pace::quickest(loads).map(|i| &conns[i])
+    }
+
     /// Leases a live connection: the one the current task's statements in
-    /// flight went to while every lane connection has work, else the
-    /// least-loaded; also says whether the lane should grow. `None` when
-    /// the lane is empty.
+    /// flight went to while every lane connection has work, else the one
+    /// with the shortest expected wait; also says whether the lane should
+    /// grow. `None` when the lane is empty.
     pub(crate) fn lease(&self) -> (Option<Lease<'_>>, bool) {
         let caller = task::try_id();
+        let now_us = self.now_us();
         loop {
             let (best, len) = {
                 let conns = self.read();
-                let best = conns
-                    .iter()
-                    .min_by_key(|c| c.in_flight.load(Ordering::Relaxed))
-                    .cloned();
-                (best, conns.len())
+                (Self::quickest(&conns, now_us).cloned(), conns.len())
             };
             let Some(best) = best else {
                 return (None, self.target > 0);
@@ -156,8 +171,10 @@ impl Lane {
                 Some(id) if len > 1 => self.pin(id, best, least),
                 _ => (best, None),
             };
-            conn.in_flight.fetch_add(1, Ordering::Relaxed);
-            conn.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
+            if conn.in_flight.fetch_add(1, Ordering::Relaxed) == 0 {
+                conn.pace.started(now_us);
+            }
+            conn.last_used_ms.store(now_us / 1000, Ordering::Relaxed);
             let grow = len < self.target && least >= GROW_AT;
             return (
                 Some(Lease {
@@ -170,21 +187,24 @@ impl Lane {
         }
     }
 
-    /// The client of the least-loaded live lane connection, for a caller
+    /// The client of the quickest live lane connection, for a caller
     /// that must not count as use (a cluster's role probe): neither its
     /// in-flight count nor its last use is touched, so the connection goes
     /// idle and is reaped as if the caller never ran. `None` when the lane
     /// has no live connection.
     pub(crate) fn unleased_client(&self) -> Option<Client> {
-        self.read()
+        // Rare (once per probe interval): the list may be copied.
+        let live: Vec<Arc<LaneConn>> = self
+            .read()
             .iter()
             .filter(|c| !c.conn.client.is_closed())
-            .min_by_key(|c| c.in_flight.load(Ordering::Relaxed))
-            .map(|c| c.conn.client.clone())
+            .cloned()
+            .collect();
+        Self::quickest(&live, self.now_us()).map(|c| c.conn.client.clone())
     }
 
-    /// Where task `id`'s statement goes, given the least-loaded connection
-    /// `best` with `least` statements in flight: with the task's others
+    /// Where task `id`'s statement goes, given the quickest connection
+    /// `best` with `least` statements in flight (0 only when it is idle): with the task's others
     /// while every connection has work (counted there), to `best` when it
     /// is idle (not counted: the task's others stay where they are), and
     /// to `best` as the task's new place when it has none live.
@@ -272,6 +292,7 @@ impl Lane {
             conn,
             _permit: permit,
             in_flight: AtomicUsize::new(0),
+            pace: Pace::default(),
             last_used_ms: AtomicU64::new(self.now_ms()),
             retired: AtomicBool::new(false),
         }));
@@ -418,6 +439,7 @@ impl Drop for Lease<'_> {
                 }
             }
         }
-        self.conn.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let left = self.conn.in_flight.fetch_sub(1, Ordering::Relaxed) - 1;
+        self.conn.pace.answered(left);
     }
 }

@@ -7,7 +7,10 @@
 //! - **Single statements** — [`Pool::query`], [`query_one`](Pool::query_one),
 //!   [`query_opt`](Pool::query_opt), [`execute`](Pool::execute) — run on a
 //!   *shared* connection without any checkout: each goes to the connection
-//!   of the pool's shared lane with the fewest statements in flight (once
+//!   of the pool's shared lane where it can expect the shortest wait (an
+//!   idle one, else the fewest statements in flight weighed by how fast
+//!   that connection has been answering, so that one slowed by its backend
+//!   or stalled behind a lock gets less new work; once
 //!   every shared connection has work, to the one where the same task's
 //!   statements in flight already are, so that a request's statements
 //!   issued together wait for one pipeline, not the slowest of the lane),
@@ -97,6 +100,7 @@ mod lane;
 mod maintenance;
 #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
 mod metrics;
+mod pace;
 #[allow(clippy::module_inception)]
 mod pool;
 mod stats;

@@ -312,7 +312,7 @@ impl Pool {
         result
     }
 
-    /// A connection for one statement: the least-loaded shared one; on a
+    /// A connection for one statement: the quickest shared one; on a
     /// cold lane, an idle connection if one is in hand, else the lane's
     /// first connection once it has opened (one connect, not two); a
     /// checkout when the lane is disabled or could not open.
