@@ -729,22 +729,7 @@ async fn a_callers_statements_stay_on_one_shared_connection_when_all_are_busy() 
         )
         .await
         .unwrap();
-        // Overlapping statements from separate tasks grow the lane to 4.
-        for _ in 0..200 {
-            let tasks: Vec<_> = (0..8)
-                .map(|_| {
-                    let pool = pool.clone();
-                    tokio::spawn(async move { pool.execute("SELECT pg_sleep(0.005)", ()).await })
-                })
-                .collect();
-            for t in tasks {
-                t.await.unwrap().unwrap();
-            }
-            if pool.stats().shared == 4 {
-                break;
-            }
-        }
-        assert_eq!(pool.stats().shared, 4, "{:?}", pool.stats());
+        common::lane::grow_lane(&pool, 4).await;
 
         let observer = observer(&db).await;
         observer

@@ -26,22 +26,7 @@ async fn a_stalled_lane_connection_gets_no_new_statements() {
             Pool::connect_with_config(config, PoolConfig::new().max_size(4).shared_connections(2))
                 .await
                 .unwrap();
-        // Overlapping statements from separate tasks grow the lane to 2.
-        for _ in 0..200 {
-            let tasks: Vec<_> = (0..4)
-                .map(|_| {
-                    let pool = pool.clone();
-                    tokio::spawn(async move { pool.execute("SELECT pg_sleep(0.005)", ()).await })
-                })
-                .collect();
-            for t in tasks {
-                t.await.unwrap().unwrap();
-            }
-            if pool.stats().shared == 2 {
-                break;
-            }
-        }
-        assert_eq!(pool.stats().shared, 2, "{:?}", pool.stats());
+        common::lane::grow_lane(&pool, 2).await;
 
         let observer = pgpipe::connect(&db.superuser_url()).await.unwrap();
         observer

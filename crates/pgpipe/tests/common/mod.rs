@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod invariants;
+pub mod lane;
 pub mod spans;
 pub mod values;
 
