@@ -6,8 +6,9 @@
 //! measured time per answer (see [`pace`](super::pace); read under a short
 //! read lock, no await inside it), so a burst spreads over the lane, a
 //! single caller always finds the same warm connection, and a connection
-//! slowed by its backend or stalled by a lock gets less new work. When every lane connection already has
-//! [`GROW_AT`] statements in flight and the lane is below its target size,
+//! slowed by its backend or stalled by a lock gets less new work. When
+//! every lane connection already has [`GROW_AT`] statements in flight and
+//! the lane is below its target size,
 //! a background task adds one (through an ordinary acquire, so it queues
 //! fairly behind checkouts).
 //!
@@ -37,8 +38,8 @@ use crate::driver::FxHasher;
 use crate::{Client, Error, TransactionStatus};
 
 /// Statements in flight on the quickest lane connection (every one busy)
-/// from which the lane grows. One connection pipelines well, but a backend runs one
-/// statement at a time: a statement that has to queue behind another is
+/// from which the lane grows. One connection pipelines well, but a backend
+/// runs one statement at a time: a statement that has to queue behind another is
 /// better served by a second backend while the lane may still grow (with 2
 /// callers of a 400 µs statement, growing only at 2 queued kept both on one
 /// backend and halved throughput in the bench's `ozo` workload).
@@ -135,8 +136,8 @@ impl Lane {
         self.epoch.elapsed().as_micros() as u64
     }
 
-    /// The live-or-not lane connection where a new statement can expect
-    /// the shortest wait ([`pace::quickest`]).
+    /// The connection of `conns` where a new statement can expect the
+    /// shortest wait ([`pace::quickest`]); closed ones are not skipped here.
     fn quickest(conns: &[Arc<LaneConn>], now_us: u64) -> Option<&Arc<LaneConn>> {
         let loads = conns
             .iter()
@@ -204,8 +205,8 @@ impl Lane {
     }
 
     /// Where task `id`'s statement goes, given the quickest connection
-    /// `best` with `least` statements in flight (0 only when it is idle): with the task's others
-    /// while every connection has work (counted there), to `best` when it
+    /// `best` with `least` statements in flight (0 only when it is idle):
+    /// with the task's others while every connection has work (counted there), to `best` when it
     /// is idle (not counted: the task's others stay where they are), and
     /// to `best` as the task's new place when it has none live.
     fn pin(
@@ -439,7 +440,9 @@ impl Drop for Lease<'_> {
                 }
             }
         }
-        let left = self.conn.in_flight.fetch_sub(1, Ordering::Relaxed) - 1;
+        let before = self.conn.in_flight.fetch_sub(1, Ordering::Relaxed);
+        // A lease counted itself in: `before` is at least 1.
+        let left = before.saturating_sub(1);
         self.conn.pace.answered(left);
     }
 }
