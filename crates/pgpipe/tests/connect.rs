@@ -173,6 +173,86 @@ async fn a_password_file_supplies_the_password_and_its_changes_count_at_once() {
     .await
 }
 
+/// libpq reads the password file before connecting; pgpipe only when the
+/// server asks for a password and none is configured, so a server that
+/// never asks (trust here; certificates) costs no file access per connect.
+/// Whether the file was read shows in its access time: one older than the
+/// modification time moves on the next read (relatime, the default).
+#[tokio::test]
+async fn the_password_file_is_read_only_when_the_server_asks_for_a_password() {
+    bounded(async {
+        if cluster().is_external() {
+            eprintln!("skipped: auth roles need the testkit cluster (PGPIPE_TEST_URL is set)");
+            return;
+        }
+        let db = database("passfile_lazy");
+        let dir = std::env::temp_dir().join(format!("pgpipe-passfile-lazy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("pgpass");
+        // One line for every role: a trust connect that read the file would
+        // find a match, so only not reading it leaves the access time alone.
+        let contents: String = AuthRole::ALL
+            .iter()
+            .map(|role| {
+                let escaped = role.password().replace('\\', "\\\\").replace(':', "\\:");
+                format!("*:*:*:{}:{escaped}\n", role.user())
+            })
+            .collect();
+        std::fs::write(&path, contents).unwrap();
+        set_mode(&path, 0o600);
+        let long_ago = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(86_400);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_times(
+                std::fs::FileTimes::new()
+                    .set_accessed(long_ago)
+                    .set_modified(std::time::SystemTime::now()),
+            )
+            .unwrap();
+        let accessed = || std::fs::metadata(&path).unwrap().accessed().unwrap();
+        let conninfo = |role: AuthRole| {
+            format!(
+                "host={} port={} user={} dbname={} passfile={}",
+                cluster().host(),
+                cluster().port(),
+                role.user(),
+                db.name(),
+                path.display()
+            )
+        };
+
+        for _ in 0..3 {
+            let client = pgpipe::connect(&conninfo(AuthRole::Trust))
+                .await
+                .expect("trust needs no password");
+            client.query_one("SELECT 1", ()).await.unwrap();
+        }
+        assert_eq!(
+            accessed(),
+            long_ago,
+            "a trust connect read the password file"
+        );
+
+        // Asked for a password, the connect still takes it from the file.
+        let client = pgpipe::connect(&conninfo(AuthRole::Scram))
+            .await
+            .expect("the file's password when the server asks");
+        let user: String = client
+            .query_one("SELECT current_user::text", ())
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(user, AuthRole::Scram.user());
+        if accessed() == long_ago {
+            eprintln!("inconclusive: this file system does not record reads in the access time");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    })
+    .await
+}
+
 fn set_mode(path: &std::path::Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::config::{Config, QueryMode, ResolvedConfig, TargetSessionAttrs};
 use crate::connect::open::{self, Opened};
+use crate::connect::Password;
 use crate::driver::{Connection, Shared};
 use crate::error::ErrorKind;
 use crate::observe::Target;
@@ -75,9 +76,9 @@ impl Config {
     }
 
     async fn connect_untraced(&self) -> Result<(Client, Connection), Error> {
-        let resolved = self.resolve_for_connect().map_err(Error::from)?;
+        let (resolved, password_file) = self.resolve_for_connect().map_err(Error::from)?;
         open::check_supported(&resolved)?;
-        let targets = open::targets(&resolved);
+        let order = open::order(&resolved);
         // prefer-standby: a standby if any host is one, else whatever answers.
         let passes: &[TargetSessionAttrs] = match resolved.target_session_attrs {
             TargetSessionAttrs::PreferStandby => {
@@ -87,8 +88,11 @@ impl Config {
         };
         let mut failures = Vec::new();
         for wanted in passes {
-            for target in &targets {
-                let (client, mut connection) = match open::open(&resolved, target).await {
+            for &index in &order {
+                let target = &resolved.targets[index];
+                let password = Password::new(&resolved, &password_file, index);
+                let (client, mut connection) = match open::open(&resolved, target, &password).await
+                {
                     Ok(opened) => start(&resolved, opened),
                     Err(e) => {
                         failures.push(e);

@@ -50,6 +50,7 @@ mod fields;
 mod host;
 mod keywords;
 mod params;
+mod password_file;
 mod pgpass;
 mod pgpass_cache;
 mod require_auth;
@@ -76,6 +77,7 @@ pub use keywords::{
     TargetSessionAttrs,
 };
 pub(crate) use params::parse_duration;
+pub(crate) use password_file::PasswordFile;
 pub use require_auth::{AuthMethod, RequireAuth};
 pub use resolved::{ResolvedConfig, Target};
 pub use secret::Secret;
@@ -185,18 +187,17 @@ impl Config {
     /// assert_eq!(resolved.targets.len(), 1);
     /// ```
     pub fn resolve(&self, env: &dyn Environment) -> Result<ResolvedConfig, ConfigError> {
-        resolve::resolve(self, env, resolve::PassFiles::Env)
+        resolve::resolve(self, env, resolve::PassFiles::Env).map(|(resolved, _)| resolved)
     }
 
-    /// [`resolve`](Config::resolve) against the [`ProcessEnvironment`], the
-    /// password file taken from the process's cache: what every connect
-    /// does, without reading and parsing the file each time.
-    pub(crate) fn resolve_for_connect(&self) -> Result<ResolvedConfig, ConfigError> {
-        resolve::resolve(
-            self,
-            &ProcessEnvironment,
-            resolve::PassFiles::Cached(pgpass_cache::shared()),
-        )
+    /// [`resolve`](Config::resolve) against the [`ProcessEnvironment`] for
+    /// a connect: the targets' passwords are only the configured ones, and
+    /// the [`PasswordFile`] finds a target's entry in the password file
+    /// (through the process's cache) if its server asks for a password.
+    pub(crate) fn resolve_for_connect(
+        &self,
+    ) -> Result<(ResolvedConfig, PasswordFile), ConfigError> {
+        resolve::resolve(self, &ProcessEnvironment, resolve::PassFiles::Deferred)
     }
 }
 

@@ -1,12 +1,12 @@
 //! Turning a [`Config`] into a [`ResolvedConfig`]: settings first, then
-//! libpq's environment variables, then the password file, then defaults.
+//! libpq's environment variables, then the password file (now, or for a
+//! connect only when the server asks: `password_file`), then defaults.
 
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use super::pgpass_cache::PassFileCache;
+use super::password_file::PasswordFile;
 use super::{
     fields, params, pgpass, validate, Config, ConfigError, Environment, Host, ResolvedConfig,
     Secret, SslMode, Target, DEFAULT_HOST, DEFAULT_PORT,
@@ -28,20 +28,22 @@ fn non_empty(s: Option<&str>) -> Option<String> {
     s.filter(|s| !s.is_empty()).map(str::to_owned)
 }
 
-/// Where the password file is read from.
+/// When the password file is read.
 pub(super) enum PassFiles {
-    /// Through the [`Environment`], on every resolve.
+    /// While resolving, through the [`Environment`]: each target's
+    /// `password` holds the file's entry, as [`Config::resolve`] promises.
     Env,
-    /// From the file system through a cache (the environment must be the
-    /// process's own, whose files these are).
-    Cached(&'static PassFileCache),
+    /// Not while resolving: the [`PasswordFile`] returned beside the
+    /// result says where to look, and a connect looks only if the server
+    /// asks for a password (see `password_file`).
+    Deferred,
 }
 
 pub(super) fn resolve(
     config: &Config,
     env: &dyn Environment,
     pass_files: PassFiles,
-) -> Result<ResolvedConfig, ConfigError> {
+) -> Result<(ResolvedConfig, PasswordFile), ConfigError> {
     let vars = Vars(env);
     // The settings with the environment filled in, row by row from the
     // parameter table; what remains unset gets its default below.
@@ -109,8 +111,15 @@ pub(super) fn resolve(
         ));
     }
 
+    let mut deferred = PasswordFile::default();
+    if shared_password.is_none() {
+        if let PassFiles::Deferred = pass_files {
+            deferred.wanted = true;
+            deferred.path = configured_passfile(config).cloned();
+        }
+    }
     // Read at most once, and only if some target lacks a password.
-    let mut passfile: Option<Option<Arc<pgpass::PassFile>>> = None;
+    let mut passfile: Option<Option<pgpass::PassFile>> = None;
     let mut targets = Vec::with_capacity(count);
     for i in 0..count {
         let host = config.hosts.get(i);
@@ -126,12 +135,18 @@ pub(super) fn resolve(
             (None, Some(host)) => (host.clone(), None),
             (None, None) => (Host::Tcp(DEFAULT_HOST.to_owned()), None),
         };
-        let password = match &shared_password {
-            Some(password) => Some(password.clone()),
-            None => {
-                let file =
-                    passfile.get_or_insert_with(|| read_passfile(config, &vars, &pass_files));
-                file.as_deref().and_then(|file| {
+        let password = match (&shared_password, &pass_files) {
+            (Some(password), _) => Some(password.clone()),
+            (None, PassFiles::Deferred) => {
+                // The one name PasswordFile cannot tell from the target.
+                if let (Some(_), Some(Host::Unix(dir))) = (addr, host) {
+                    deferred.keys.push((i, dir.to_string_lossy().into_owned()));
+                }
+                None
+            }
+            (None, PassFiles::Env) => {
+                let file = passfile.get_or_insert_with(|| read_passfile(config, &vars));
+                file.as_ref().and_then(|file| {
                     // libpq matches the name the user gave, not the address
                     // it stands for.
                     let (key, unix) = match (host, addr) {
@@ -159,7 +174,7 @@ pub(super) fn resolve(
         });
     }
 
-    Ok(ResolvedConfig {
+    let resolved = ResolvedConfig {
         targets,
         user,
         dbname,
@@ -196,7 +211,8 @@ pub(super) fn resolve(
         require_auth: config.require_auth.unwrap_or_default(),
         min_protocol_version,
         max_protocol_version,
-    })
+    };
+    Ok((resolved, deferred))
 }
 
 /// `sslrootcert=system` means "verify against the system's trusted roots",
@@ -248,27 +264,31 @@ fn tcp_addr(addr: IpAddr) -> Host {
     Host::Tcp(addr.to_string())
 }
 
-/// The password file to use: `passfile=` (or `PGPASSFILE`, merged into
-/// it), else the per-user default.
-fn read_passfile(
-    config: &Config,
-    vars: &Vars<'_>,
-    pass_files: &PassFiles,
-) -> Option<Arc<pgpass::PassFile>> {
-    let path = config
+/// `passfile=` (or `PGPASSFILE`, merged into it), if set.
+fn configured_passfile(config: &Config) -> Option<&PathBuf> {
+    config
         .passfile
-        .clone()
+        .as_ref()
         .filter(|p| !p.as_os_str().is_empty())
-        .or_else(|| {
-            if cfg!(windows) {
-                vars.get("APPDATA")
-                    .map(|dir| PathBuf::from(dir).join("postgresql").join("pgpass.conf"))
-            } else {
-                vars.0.home_dir().map(|home| home.join(".pgpass"))
-            }
-        })?;
-    match pass_files {
-        PassFiles::Env => pgpass::load(vars.0, &path).map(Arc::new),
-        PassFiles::Cached(cache) => cache.get(&path),
+}
+
+/// The per-user password file: `~/.pgpass` (`%APPDATA%` on Windows).
+pub(super) fn default_passfile(env: &dyn Environment) -> Option<PathBuf> {
+    if cfg!(windows) {
+        Vars(env)
+            .get("APPDATA")
+            .map(|dir| PathBuf::from(dir).join("postgresql").join("pgpass.conf"))
+    } else {
+        env.home_dir().map(|home| home.join(".pgpass"))
     }
+}
+
+/// The password file to use: `passfile=` (or `PGPASSFILE`), else the
+/// per-user default; read through the environment.
+fn read_passfile(config: &Config, vars: &Vars<'_>) -> Option<pgpass::PassFile> {
+    let path = match configured_passfile(config) {
+        Some(path) => path.clone(),
+        None => default_passfile(vars.0)?,
+    };
+    pgpass::load(vars.0, &path)
 }

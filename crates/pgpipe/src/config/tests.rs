@@ -1743,3 +1743,51 @@ fn channel_binding_require_needs_tls() {
     let r = resolve(&parse("host=h channel_binding=require"), &env);
     assert_eq!(r.channel_binding, ChannelBinding::Require);
 }
+
+/// A connect looks the password file up only when the server asks
+/// (`PasswordFile`, through the process's cache of real files); what it
+/// finds must be what resolving puts in each target, for every way of
+/// naming a host.
+#[test]
+fn deferred_password_file_lookup_matches_resolve() {
+    let dir = std::env::temp_dir().join(format!("pgpipe-deferred-pgpass-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("pgpass");
+    let contents = "db.example:*:*:*:named\n10.0.0.9:*:*:*:numeric\n/run/pg:*:*:*:socket\n\
+                    localhost:5433:*:*:local\nb:5434:*:u:second\n*:*:d:*:any\n";
+    std::fs::write(&path, contents).expect("write");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+    let env = FakeEnv::new().file(path.to_str().expect("path"), contents, Some(0o100600));
+    for conninfo in [
+        "host=db.example hostaddr=10.0.0.1 user=u",
+        "hostaddr=10.0.0.9 user=u",
+        // The one name the target itself does not carry.
+        "host=/run/pg hostaddr=10.0.0.2 user=u",
+        "host=/run/pg user=u",
+        "port=5433 user=u",
+        "host=a,b port=5433,5434 user=u",
+        "host=a,db.example user=u dbname=d",
+        "host=db.example hostaddr=10.0.0.1 user=u password=given",
+    ] {
+        let config = parse(&format!("{conninfo} passfile={}", path.display()));
+        let eager = resolve(&config, &env);
+        let (deferred, file) =
+            super::resolve::resolve(&config, &env, super::resolve::PassFiles::Deferred)
+                .expect("resolves");
+        assert_eq!(deferred.targets.len(), eager.targets.len(), "{conninfo}");
+        for (i, target) in eager.targets.iter().enumerate() {
+            let configured = deferred.targets[i].password.clone().map(Secret::into_inner);
+            let found = configured.or_else(|| file.password(&deferred, i));
+            assert_eq!(
+                found,
+                target.password.clone().map(Secret::into_inner),
+                "{conninfo}, target {i}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

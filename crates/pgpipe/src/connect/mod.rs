@@ -3,6 +3,7 @@
 
 mod cancel;
 pub(crate) mod open;
+mod password;
 mod refusals;
 mod require_auth;
 mod socket;
@@ -15,5 +16,6 @@ mod x509;
 
 pub(crate) use cancel::CancelTls;
 pub use cancel::CancelToken;
+pub(crate) use password::Password;
 pub(crate) use socket::Socket;
 pub(crate) use startup::handshake;

