@@ -18,7 +18,8 @@ use crate::{Client, Error, SimpleQueryMessage};
 /// current tokio runtime.
 ///
 /// Values missing from the string come from the `PG*` environment variables
-/// and `~/.pgpass`, as with libpq.
+/// and `~/.pgpass`, as with libpq; the password file is read only if the
+/// server asks for a password and none is configured.
 ///
 /// ```no_run
 /// # async fn f() -> Result<(), pgpipe::Error> {
