@@ -112,11 +112,9 @@ pub(super) fn resolve(
     }
 
     let mut deferred = PasswordFile::default();
-    if shared_password.is_none() {
-        if let PassFiles::Deferred = pass_files {
-            deferred.wanted = true;
-            deferred.path = configured_passfile(config).cloned();
-        }
+    if shared_password.is_none() && matches!(pass_files, PassFiles::Deferred) {
+        deferred.wanted = true;
+        deferred.path = configured_passfile(config).cloned();
     }
     // Read at most once, and only if some target lacks a password.
     let mut passfile: Option<Option<pgpass::PassFile>> = None;
