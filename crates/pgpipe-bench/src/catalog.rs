@@ -37,6 +37,11 @@ impl DriverKind {
             (_, Workload::Shards) => Some(
                 "measured for pgpipe's Cluster against deadpool-postgres pools per shard",
             ),
+            (D::Pgpipe | D::TokioPostgres | D::Asyncpg | D::Pgx, Workload::Magicstack) => None,
+            (_, Workload::Magicstack) => {
+                Some("measured for pgpipe and tokio-postgres against asyncpg and pgx")
+            }
+            (D::Asyncpg | D::Pgx, _) => Some("runs MagicStack's queries only (magicstack)"),
             (D::XitcaPostgres | D::ZeroPostgres, _) => newest_peer_unsupported(self, workload, variant),
             (
                 D::PgpipeCoalesced,
@@ -125,6 +130,18 @@ fn newest_peer_unsupported(
     }
 }
 
+/// Why the external `driver` (asyncpg, pgx) cannot run on this machine
+/// (`None`: it can, or it is not external). Checked once per process; may
+/// build the pgx program, fetching its modules from the Go proxy.
+pub async fn external_missing(driver: DriverKind) -> Option<String> {
+    if !driver.is_external() {
+        return None;
+    }
+    drivers::external::availability(driver, drivers::external::Fetch::Allowed)
+        .await
+        .err()
+}
+
 /// Receives a driver's connected sessions with their concrete type, so the
 /// runner's loop is compiled per adapter (one direct call per operation).
 pub trait Connected {
@@ -211,6 +228,16 @@ pub async fn connect_sessions<C: Connected>(
             D::Pgpipe => one(to, pgpipe::batch::Batch::connect(url, size).await?),
             D::TokioPostgres => one(to, tokio_postgres::batch::Batch::connect(url, size).await?),
             _ => return Err(no("batch")),
+        },
+        Shape::Magic(query) => match driver {
+            D::Pgpipe => each(to, n, || pgpipe::magicstack::Conn::connect(url, query)).await?,
+            D::TokioPostgres => {
+                each(to, n, || {
+                    tokio_postgres::magicstack::Conn::connect(url, query)
+                })
+                .await?
+            }
+            _ => return Err(no("magicstack")),
         },
         Shape::Shards => {
             return Err(BenchError::new(

@@ -395,6 +395,57 @@ mod tests {
     }
 
     #[test]
+    fn magicstack_has_a_variant_per_query_and_its_four_drivers() {
+        use crate::families::magicstack::MagicQuery;
+        use crate::shape::Shape;
+        let p = plan(&["--workloads", "magicstack"]).unwrap();
+        let variants = p.variants(Workload::Magicstack);
+        let labels: Vec<&str> = variants.iter().map(|v| v.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "pg_type",
+                "generate_series",
+                "large_object",
+                "arrays",
+                "copyfrom",
+                "batch",
+                "oneplusone"
+            ]
+        );
+        for v in &variants {
+            assert_eq!((v.connections, v.tasks_per_conn), (10, 1), "{}", v.label);
+            assert_eq!(v.shape, Shape::Magic(MagicQuery::parse(&v.label).unwrap()));
+        }
+        // By default, only the drivers that run it.
+        assert_eq!(
+            p.drivers,
+            [
+                DriverKind::Pgpipe,
+                DriverKind::TokioPostgres,
+                DriverKind::Asyncpg,
+                DriverKind::Pgx
+            ]
+        );
+        assert!(DriverKind::Sqlx
+            .unsupported(Workload::Magicstack, &variants[0])
+            .is_some());
+        // The external peers run nothing else.
+        let pipeline = &plan(&["--workloads", "pipeline"])
+            .unwrap()
+            .variants(Workload::Pipeline)[0];
+        for d in [DriverKind::Asyncpg, DriverKind::Pgx] {
+            assert!(d.is_external());
+            assert!(d.unsupported(Workload::Pipeline, pipeline).is_some());
+            assert_eq!(DriverKind::parse(d.name()), Ok(d));
+        }
+        assert!(!Workload::QUICK.contains(&Workload::Magicstack));
+        assert_eq!(Workload::parse("magicstack"), Ok(Workload::Magicstack));
+        let e = plan(&["--workloads", "magicstack", "--variants", "nope"]).unwrap_err();
+        assert!(e.contains("oneplusone"), "{e}");
+    }
+
+    #[test]
     fn bad_numbers_are_errors() {
         assert!(plan(&["--duration", "-1"]).is_err());
         assert!(plan(&["--rate", "0"]).is_err());

@@ -29,11 +29,17 @@ pub enum DriverKind {
     /// zero-postgres (sans-IO core): prepared statements, one statement in
     /// flight per connection; protocol 3.2 only (PostgreSQL 18+).
     ZeroPostgres,
+    /// asyncpg (Python), a child program: `magicstack` only, when python3
+    /// can import asyncpg.
+    Asyncpg,
+    /// pgx v5 (Go), a child program: `magicstack` only, when it is built
+    /// or `go` can build it.
+    Pgx,
 }
 
 impl DriverKind {
     /// Every driver, in table order.
-    pub const ALL: [DriverKind; 9] = [
+    pub const ALL: [DriverKind; 11] = [
         DriverKind::Pgpipe,
         DriverKind::PgpipeCoalesced,
         DriverKind::TokioPostgres,
@@ -43,6 +49,8 @@ impl DriverKind {
         DriverKind::DeadpoolPostgres,
         DriverKind::XitcaPostgres,
         DriverKind::ZeroPostgres,
+        DriverKind::Asyncpg,
+        DriverKind::Pgx,
     ];
 
     /// The stable name.
@@ -57,7 +65,15 @@ impl DriverKind {
             DriverKind::DeadpoolPostgres => "deadpool-postgres",
             DriverKind::XitcaPostgres => "xitca-postgres",
             DriverKind::ZeroPostgres => "zero-postgres",
+            DriverKind::Asyncpg => "asyncpg",
+            DriverKind::Pgx => "pgx",
         }
+    }
+
+    /// True for the drivers run as child programs of another language
+    /// (`crate::drivers::external`).
+    pub fn is_external(self) -> bool {
+        matches!(self, DriverKind::Asyncpg | DriverKind::Pgx)
     }
 
     /// Parses a stable name; the error lists the valid names.

@@ -1,6 +1,7 @@
 //! The notes that say what a row of the newer workloads measured.
 
 use crate::catalog::{DriverKind, PoolMode, Variant, Workload};
+use crate::families::magicstack::MagicQuery;
 use crate::shape::{CopyCase, OzoCase, Shape, TeCase};
 use crate::variants::TE_TASKS;
 
@@ -123,6 +124,7 @@ pub fn shape_note(driver: DriverKind, variant: &Variant) -> Option<String> {
         (Shape::Copy(CopyCase::Out), D::Pgpipe) => "copy_out_rows: every value decoded into (i64, String, f64, SystemTime)".into(),
         (Shape::Copy(CopyCase::Out), D::TokioPostgres) => "BinaryCopyOutStream: every value decoded (try_get)".into(),
         (Shape::Copy(CopyCase::Out), D::Sqlx) => "copy_out_raw: bytes only, rows counted (sqlx has no COPY decoder)".into(),
+        (Shape::Magic(q), _) => magicstack_note(q, driver)?,
         (Shape::Replay, _) => "answered by the in-tool replay server (captured response)".into(),
         (Shape::Shards, D::Pgpipe) => format!(
             "Cluster, hash map over 100 shards, a Pool per host (max_size {}, shared lane {}), the \
@@ -159,4 +161,30 @@ fn te(case: TeCase) -> &'static str {
         TeCase::Queries => "20 point selects per op,",
         TeCase::Updates => "20 selects then 20 updates per op,",
     }
+}
+
+/// What `driver` does in a `magicstack` variant.
+fn magicstack_note(query: MagicQuery, driver: DriverKind) -> Option<String> {
+    use DriverKind as D;
+    let how = match (query, driver) {
+        (MagicQuery::Copyfrom, D::Pgpipe) => "copy_in_rows (typed, binary)",
+        (MagicQuery::Copyfrom, D::TokioPostgres) => "BinaryCopyInWriter (binary)",
+        (MagicQuery::Copyfrom, D::Asyncpg) => "copy_records_to_table (binary)",
+        (MagicQuery::Copyfrom, D::Pgx) => "CopyFrom (binary)",
+        (MagicQuery::Batch, D::Pgpipe) => "batch().run_atomic(): 1000 INSERTs, one Sync",
+        (MagicQuery::Batch, D::TokioPostgres) => {
+            "no batch API: 1000 execute futures pipelined, a Sync each"
+        }
+        (MagicQuery::Batch, D::Asyncpg) => "executemany (pipelined)",
+        (MagicQuery::Batch, D::Pgx) => "SendBatch: 1000 INSERTs, one Sync",
+        (_, D::Pgpipe | D::TokioPostgres) => "prepared, binary, every value decoded",
+        (_, D::Asyncpg) => "prepared statement's fetch (binary Records)",
+        (_, D::Pgx) => "Query (statement cache, binary), values scanned",
+        _ => return None,
+    };
+    Some(if driver.is_external() {
+        format!("child program, 10 connections: {how}; client CPU is its own over the loop; server CPU includes its connects")
+    } else {
+        format!("10 connections x 1 task: {how}")
+    })
 }

@@ -70,6 +70,8 @@ pub enum Shape {
     Streamed,
     /// `shards`: the mix on the fleet of throwaway servers.
     Shards,
+    /// `magicstack`: one of MagicStack's benchmark queries.
+    Magic(crate::families::magicstack::MagicQuery),
 }
 
 /// Requests (and so round trips, unless pipelined) per TechEmpower

@@ -92,6 +92,14 @@ async fn connect_cell(
         row.status = Status::Unsupported;
         row.note = Some("raw has no open-loop mode".into());
         None
+    } else if driver.is_external() && plan.rate.is_some() {
+        row.status = Status::Unsupported;
+        row.note = Some("a child program: no open-loop mode".into());
+        None
+    } else if let Some(why) = crate::catalog::external_missing(driver).await {
+        row.status = Status::Unsupported;
+        row.note = Some(why);
+        None
     } else {
         match Subject::connect(driver, url, workload, variant).await {
             Ok(s) => Some(s),

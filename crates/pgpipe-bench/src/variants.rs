@@ -2,6 +2,7 @@
 
 use crate::catalog::{PoolMode, Variant, Workload};
 use crate::cli::Plan;
+use crate::families::magicstack::{self, MagicQuery};
 use crate::shape::{CopyCase, OzoCase, Shape, TeCase};
 
 /// Tasks of each TechEmpower variant (all on one connection, as many
@@ -159,6 +160,20 @@ impl Plan {
                 PoolMode::Dedicated,
                 Shape::Shards,
             )],
+            // MagicStack's default concurrency: 10 connections, one
+            // worker on each.
+            Workload::Magicstack => MagicQuery::ALL
+                .into_iter()
+                .map(|q| {
+                    variant(
+                        q.name(),
+                        magicstack::CONCURRENCY,
+                        1,
+                        PoolMode::Dedicated,
+                        Shape::Magic(q),
+                    )
+                })
+                .collect(),
             Workload::Copy => vec![
                 one("in-1M", Shape::Copy(CopyCase::In)),
                 one("out-1M", Shape::Copy(CopyCase::Out)),

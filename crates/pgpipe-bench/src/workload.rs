@@ -37,11 +37,15 @@ pub enum Workload {
     /// 100 shards over a few servers: pgpipe's `Cluster` against a
     /// deadpool-postgres pool per shard and host.
     Shards,
+    /// MagicStack's asyncpg benchmark queries (pg_type, generate_series,
+    /// large_object, arrays, copyfrom, batch, oneplusone) against asyncpg
+    /// and pgx, run as child programs.
+    Magicstack,
 }
 
 impl Workload {
     /// Every implemented workload, in suite order.
-    pub const ALL: [Workload; 14] = [
+    pub const ALL: [Workload; 15] = [
         Workload::Latency,
         Workload::Pipeline,
         Workload::Unprepared,
@@ -56,6 +60,7 @@ impl Workload {
         Workload::Copy,
         Workload::Batch,
         Workload::Shards,
+        Workload::Magicstack,
     ];
 
     /// The workloads of the quick suite (no `--workloads`, not `--full`):
@@ -90,6 +95,7 @@ impl Workload {
             Workload::Copy => "copy",
             Workload::Batch => "batch",
             Workload::Shards => "shards",
+            Workload::Magicstack => "magicstack",
         }
     }
 
@@ -109,6 +115,7 @@ impl Workload {
             Workload::Stream => "stream 10M rows (1M in the quick suite), each driver in a child process: rows/s and peak RSS",
             Workload::Copy => "COPY 1M rows of (int8, text, float8, timestamptz) in (typed binary writer) and out (every value decoded), one COPY per operation",
             Workload::Shards => "100 shards (25 databases on each of 4 throwaway servers, a streaming standby for 2 of them): random keys, 80 % reads on the shard's replica where it has one, 20 % UPDATEs on its primary; pgpipe's Cluster vs a deadpool-postgres pool per shard and host: ops/s, p99, server connections, client heap",
+            Workload::Magicstack => "MagicStack's asyncpg benchmark queries (github.com/MagicStack/pgbench queries/*.json), one variant each, 10 connections x 1 worker: pgpipe and tokio-postgres in process, asyncpg and pgx as child programs when installed (scripts/ensure-bench-peers.sh)",
             Workload::Batch => "explicit batches of N point selects on one connection (pgpipe: batch().run_atomic(), one Sync; tokio-postgres: N pipelined query_one; pgbench: \\startpipeline N): selects/s",
         }
     }

@@ -4,8 +4,10 @@
 //! `copy.rs`, `batch.rs`, ... the families, whose shared definitions are in
 //! `crate::families`). The catalog (`crate::catalog`) says which driver
 //! runs which workload and connects them; drivers never import it. `raw`
-//! and `pgbench` have their own runners.
+//! and `pgbench` have their own runners; `external` runs the peers of
+//! other languages (asyncpg, pgx) as child programs.
 
+pub mod external;
 pub mod jsonb;
 pub mod pgbench;
 pub mod pgpipe;
@@ -88,6 +90,8 @@ op_without_key!(
     zero::ozo::Conn,
     pgpipe::shards::Shards,
     tokio_postgres::shards::Shards,
+    pgpipe::magicstack::Conn,
+    tokio_postgres::magicstack::Conn,
 );
 
 /// Implements [`Op`] for a batch type (its own `op(&self, key)`; one

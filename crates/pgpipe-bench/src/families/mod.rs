@@ -7,6 +7,7 @@
 pub mod batch;
 pub mod copy;
 pub mod failing;
+pub mod magicstack;
 pub mod ozo;
 pub mod pool;
 pub mod shards;

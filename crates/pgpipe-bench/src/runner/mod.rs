@@ -87,6 +87,18 @@ pub enum Subject {
     },
     /// `shards`: a driver on the shared fleet of throwaway servers.
     Shards(Box<shards::ShardsSubject>),
+    /// `magicstack` by a peer of another language: every run is a child
+    /// program.
+    External {
+        /// How to start it.
+        command: crate::drivers::external::Command,
+        /// The server.
+        url: String,
+        /// The query.
+        query: crate::families::magicstack::MagicQuery,
+        /// Connections.
+        concurrency: usize,
+    },
     /// A subject connected to the replay server (kept running with it).
     Replayed {
         /// The subject, connected to the replay server.
@@ -146,6 +158,19 @@ impl Subject {
                     exe: child::bench_exe()?,
                 },
                 (DriverKind::Pgbench, _) => Subject::Pgbench(Pgbench::new(url, workload, variant)?),
+                (DriverKind::Asyncpg | DriverKind::Pgx, Shape::Magic(query)) => {
+                    let fetch = crate::drivers::external::Fetch::Allowed;
+                    let command = crate::drivers::external::availability(driver, fetch)
+                        .await
+                        .map_err(BenchError::new)?;
+                    crate::families::magicstack::ensure_setup(url, query).await?;
+                    Subject::External {
+                        command,
+                        url: url.to_string(),
+                        query,
+                        concurrency: n,
+                    }
+                }
                 (
                     DriverKind::Raw,
                     Shape::Plain | Shape::Streamed | Shape::Replay | Shape::Te(_),
@@ -209,6 +234,35 @@ impl Subject {
                     exe,
                 } => run_child(exe, *driver, url, *rows).await,
                 Subject::Shards(s) => s.run(duration, rate).await,
+                Subject::External {
+                    command,
+                    url,
+                    query,
+                    concurrency,
+                } => {
+                    if rate.is_some() {
+                        return Err(BenchError::new("a child program has no open-loop mode"));
+                    }
+                    let r =
+                        crate::drivers::external::run(command, url, *query, *concurrency, duration)
+                            .await?;
+                    Ok(RunOutcome {
+                        ops: r.ops,
+                        elapsed: Duration::from_secs_f64(r.elapsed_secs),
+                        hist: histogram::new_histogram(),
+                        costs: Costs {
+                            cpu: Duration::from_secs_f64(r.cpu_secs),
+                            allocs: None,
+                            ctx_switches: None,
+                            syscalls: None,
+                        },
+                        rows: Some(r.rows),
+                        peak_rss: None,
+                        server_connections: None,
+                        client_heap_bytes: None,
+                        server_cpu: None,
+                    })
+                }
                 Subject::Replayed { inner, .. } => {
                     Box::pin(inner.run(tasks_per_conn, duration, rate)).await
                 }

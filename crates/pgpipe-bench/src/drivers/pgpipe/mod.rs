@@ -3,6 +3,7 @@
 pub mod batch;
 pub mod copy;
 pub mod failing;
+pub mod magicstack;
 pub mod ozo;
 pub mod pool;
 pub mod shards;
@@ -92,7 +93,8 @@ impl Conn {
             | Workload::Stream
             | Workload::Copy
             | Workload::Batch
-            | Workload::Shards => {
+            | Workload::Shards
+            | Workload::Magicstack => {
                 return Err(BenchError::new(format!("{workload} has its own adapter")))
             }
             Workload::Latency | Workload::Pipeline => Some(fixtures::POINT_SQL.to_string()),
@@ -136,7 +138,8 @@ impl Conn {
             | Workload::Stream
             | Workload::Copy
             | Workload::Batch
-            | Workload::Shards => Err(BenchError::new(format!(
+            | Workload::Shards
+            | Workload::Magicstack => Err(BenchError::new(format!(
                 "{} has its own adapter",
                 self.workload
             ))),

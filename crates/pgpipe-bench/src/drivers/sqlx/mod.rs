@@ -63,7 +63,8 @@ impl Conn {
             | Workload::Stream
             | Workload::Copy
             | Workload::Batch
-            | Workload::Shards => {
+            | Workload::Shards
+            | Workload::Magicstack => {
                 return Err(BenchError::new(format!("{workload} has its own adapter")))
             }
         };
@@ -92,7 +93,8 @@ impl Conn {
             | Workload::Stream
             | Workload::Copy
             | Workload::Batch
-            | Workload::Shards => Err(BenchError::new(format!(
+            | Workload::Shards
+            | Workload::Magicstack => Err(BenchError::new(format!(
                 "{} has its own adapter",
                 self.workload
             ))),

@@ -5,6 +5,7 @@ pub mod batch;
 pub mod copy;
 pub mod deadpool;
 pub mod failing;
+pub mod magicstack;
 pub mod ozo;
 pub mod shards;
 pub mod stream;
@@ -66,7 +67,8 @@ impl Conn {
             | Workload::Stream
             | Workload::Copy
             | Workload::Batch
-            | Workload::Shards => {
+            | Workload::Shards
+            | Workload::Magicstack => {
                 return Err(BenchError::new(format!("{workload} has its own adapter")))
             }
             Workload::Latency | Workload::Pipeline | Workload::Pool => {
@@ -112,7 +114,8 @@ impl Conn {
             | Workload::Stream
             | Workload::Copy
             | Workload::Batch
-            | Workload::Shards => Err(BenchError::new(format!(
+            | Workload::Shards
+            | Workload::Magicstack => Err(BenchError::new(format!(
                 "{} has its own adapter",
                 self.workload
             ))),
