@@ -14,14 +14,15 @@
 //! it is rebuilt after [`SYSTEM_ROOTS_MAX_AGE`].
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::config::{Environment, FileStamp, ResolvedConfig, SslMode};
 use crate::Error;
 
-use super::{default_file, TlsSetup};
+use super::{default_file_in, TlsSetup};
 
 /// How long a setup built on the system's trusted roots is reused.
 pub(crate) const SYSTEM_ROOTS_MAX_AGE: Duration = Duration::from_secs(300);
@@ -30,30 +31,121 @@ pub(crate) const SYSTEM_ROOTS_MAX_AGE: Duration = Duration::from_secs(300);
 /// full cache is emptied rather than growing without bound.
 const MAX_ENTRIES: usize = 1024;
 
-/// Everything a setup is built from.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// Everything a setup is built from, borrowed from the connect's own
+/// configuration: a hit copies nothing (the owned form is made only when
+/// an entry is stored). Paths compare by their bytes, not by components:
+/// two spellings of one file are two entries, never a wrong hit.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct KeyRef<'a> {
+    mode: SslMode,
+    host: &'a str,
+    root_cert: Option<&'a [u8]>,
+    cert: Option<&'a [u8]>,
+    key: Option<&'a [u8]>,
+    crl: Option<&'a [u8]>,
+    crl_dir: Option<&'a [u8]>,
+    home: Option<&'a [u8]>,
+}
+
+impl<'a> KeyRef<'a> {
+    fn new(config: &'a ResolvedConfig, host: &'a str, home: Option<&'a Path>) -> KeyRef<'a> {
+        let bytes = |p: &'a Option<PathBuf>| p.as_deref().map(path_bytes);
+        KeyRef {
+            mode: config.ssl_mode,
+            host,
+            root_cert: bytes(&config.ssl_root_cert),
+            cert: bytes(&config.ssl_cert),
+            key: bytes(&config.ssl_key),
+            crl: bytes(&config.ssl_crl),
+            crl_dir: bytes(&config.ssl_crl_dir),
+            home: home.map(path_bytes),
+        }
+    }
+
+    fn hash_value(&self) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        self.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    fn to_owned(self) -> Key {
+        let owned = |b: Option<&[u8]>| b.map(<[u8]>::to_vec);
+        Key {
+            mode: self.mode,
+            host: self.host.to_owned(),
+            root_cert: owned(self.root_cert),
+            cert: owned(self.cert),
+            key: owned(self.key),
+            crl: owned(self.crl),
+            crl_dir: owned(self.crl_dir),
+            home: owned(self.home),
+        }
+    }
+}
+
+fn path_bytes(path: &Path) -> &[u8] {
+    path.as_os_str().as_encoded_bytes()
+}
+
+/// The stored form of [`KeyRef`].
 struct Key {
     mode: SslMode,
     host: String,
-    root_cert: Option<PathBuf>,
-    cert: Option<PathBuf>,
-    key: Option<PathBuf>,
-    crl: Option<PathBuf>,
-    crl_dir: Option<PathBuf>,
-    home: Option<PathBuf>,
+    root_cert: Option<Vec<u8>>,
+    cert: Option<Vec<u8>>,
+    key: Option<Vec<u8>>,
+    crl: Option<Vec<u8>>,
+    crl_dir: Option<Vec<u8>>,
+    home: Option<Vec<u8>>,
+}
+
+impl Key {
+    fn as_ref(&self) -> KeyRef<'_> {
+        KeyRef {
+            mode: self.mode,
+            host: &self.host,
+            root_cert: self.root_cert.as_deref(),
+            cert: self.cert.as_deref(),
+            key: self.key.as_deref(),
+            crl: self.crl.as_deref(),
+            crl_dir: self.crl_dir.as_deref(),
+            home: self.home.as_deref(),
+        }
+    }
 }
 
 struct Entry {
+    key: Key,
     setup: Arc<TlsSetup>,
+    /// The files the setup was read from, each as it looked just before.
     stamps: Vec<(PathBuf, FileStamp)>,
     built: Instant,
     system_roots: bool,
 }
 
+impl Entry {
+    /// Whether every file the setup was read from looks as it did then.
+    /// The paths are the entry's own: they follow from its key, so a hit
+    /// builds none. A file added to the revocation directory changes the
+    /// directory's own stamp, which is among them.
+    fn is_fresh(&self) -> bool {
+        if self.system_roots && self.built.elapsed() >= SYSTEM_ROOTS_MAX_AGE {
+            return false;
+        }
+        self.stamps
+            .iter()
+            .all(|(path, stamp)| FileStamp::of(path) == *stamp)
+    }
+}
+
+/// The entries by the hash of their key; entries whose keys share a hash
+/// sit side by side and are told apart by the whole key.
+type Entries = HashMap<u64, Vec<Arc<Entry>>>;
+
 /// The cache: one per process ([`shared`]), or a private one in tests.
 #[derive(Default)]
 pub(crate) struct TlsCache {
-    entries: Mutex<HashMap<Key, Entry>>,
+    entries: Mutex<Entries>,
 }
 
 /// The process's cache.
@@ -71,47 +163,47 @@ impl TlsCache {
         host: &str,
         env: &dyn Environment,
     ) -> Result<Arc<TlsSetup>, Error> {
-        let key = Key {
-            mode: config.ssl_mode,
-            host: host.to_owned(),
-            root_cert: config.ssl_root_cert.clone(),
-            cert: config.ssl_cert.clone(),
-            key: config.ssl_key.clone(),
-            crl: config.ssl_crl.clone(),
-            crl_dir: config.ssl_crl_dir.clone(),
-            home: env.home_dir(),
-        };
+        // `$HOME` is read once per connect: it names the default files and
+        // is part of the key.
+        let home = env.home_dir();
+        let key = KeyRef::new(config, host, home.as_deref());
+        let hash = key.hash_value();
+        let found = self
+            .lock()
+            .get(&hash)
+            .and_then(|slot| slot.iter().find(|entry| entry.key.as_ref() == key).cloned());
+        // Looked at outside the lock: file system calls must not hold up
+        // other connects.
+        if let Some(entry) = found.filter(|entry| entry.is_fresh()) {
+            return Ok(entry.setup.clone());
+        }
         let system_roots = config
             .ssl_root_cert
             .as_deref()
             .is_some_and(|p| p.as_os_str() == "system");
-        let stamps = stamps(config, env, system_roots);
-        if let Some(entry) = self.lock().get(&key) {
-            let fresh = entry.stamps == stamps
-                && !(entry.system_roots && entry.built.elapsed() >= SYSTEM_ROOTS_MAX_AGE);
-            if fresh {
-                return Ok(entry.setup.clone());
-            }
-        }
-        // Built outside the lock: file reads must not hold up other connects.
+        // Stamped before the files are read, so that a change while they
+        // are read is seen by the next connect.
+        let stamps = stamps(config, home.as_deref(), system_roots);
         let setup = Arc::new(TlsSetup::with_env(config, host, env)?);
+        let entry = Arc::new(Entry {
+            key: key.to_owned(),
+            setup: setup.clone(),
+            stamps,
+            built: Instant::now(),
+            system_roots,
+        });
         let mut entries = self.lock();
-        if entries.len() >= MAX_ENTRIES && !entries.contains_key(&key) {
+        let held: usize = entries.values().map(Vec::len).sum();
+        if held >= MAX_ENTRIES {
             entries.clear();
         }
-        entries.insert(
-            key,
-            Entry {
-                setup: setup.clone(),
-                stamps,
-                built: Instant::now(),
-                system_roots,
-            },
-        );
+        let slot = entries.entry(hash).or_default();
+        slot.retain(|old| old.key.as_ref() != key);
+        slot.push(entry);
         Ok(setup)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Entry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
         // A panic while holding the lock leaves a map that is still whole.
         self.entries
             .lock()
@@ -125,19 +217,19 @@ impl TlsCache {
 /// each configured or its `~/.postgresql/` default.
 fn stamps(
     config: &ResolvedConfig,
-    env: &dyn Environment,
+    home: Option<&Path>,
     system_roots: bool,
 ) -> Vec<(PathBuf, FileStamp)> {
+    let default_file = |name: &str| default_file_in(home, name);
+    let or_default = |set: &Option<PathBuf>, name: &str| set.clone().or_else(|| default_file(name));
     let mut paths: Vec<PathBuf> = Vec::with_capacity(5);
-    let or_default =
-        |set: &Option<PathBuf>, name: &str| set.clone().or_else(|| default_file(env, name));
     if !system_roots {
         paths.extend(or_default(&config.ssl_root_cert, "root.crt"));
     }
     paths.extend(or_default(&config.ssl_cert, "postgresql.crt"));
     paths.extend(or_default(&config.ssl_key, "postgresql.key"));
     if config.ssl_crl.is_none() && config.ssl_crl_dir.is_none() {
-        paths.extend(default_file(env, "root.crl"));
+        paths.extend(default_file("root.crl"));
     }
     paths.extend(config.ssl_crl.clone());
     if let Some(dir) = &config.ssl_crl_dir {
@@ -282,5 +374,70 @@ mod tests {
         // A broken file is an error, and is not cached over.
         std::fs::write(home.0.join(".postgresql").join("root.crt"), b"junk").expect("junk");
         assert!(cache.get(&require, "localhost", &home).is_err());
+    }
+
+    #[test]
+    fn a_file_added_to_the_revocation_directory_is_read_again() {
+        let home = Home(temp_home("crldir"));
+        let pki = pgpipe_testkit::test_pki().expect("test PKI");
+        let root = home.0.join("root.pem");
+        std::fs::write(&root, root_pem()).expect("write root");
+        let dir = home.0.join("crls");
+        std::fs::create_dir_all(&dir).expect("crl dir");
+        let crl = pki
+            .crl_pem(pgpipe_testkit::CrlIssuer::Root, &[])
+            .expect("crl");
+        std::fs::write(dir.join("0a1b2c3d.r0"), &crl).expect("first crl");
+        let cache = TlsCache::default();
+        let config = resolved(
+            &format!(
+                "sslmode=verify-ca&sslrootcert={}&sslcrldir={}",
+                root.display(),
+                dir.display()
+            ),
+            &home,
+        );
+        let first = cache.get(&config, "localhost", &home).expect("first");
+        let again = cache.get(&config, "localhost", &home).expect("again");
+        assert!(Arc::ptr_eq(&first, &again), "rebuilt with nothing changed");
+        // A second list: the directory's own stamp moves, the setup is
+        // read again and holds both lists.
+        std::fs::write(dir.join("0a1b2c3d.r1"), &crl).expect("second crl");
+        let second = cache.get(&config, "localhost", &home).expect("second");
+        assert!(!Arc::ptr_eq(&first, &second), "the new list was not read");
+        // A file in it rewritten in place with junk: an error, not the
+        // cached setup.
+        std::fs::write(dir.join("0a1b2c3d.r0"), b"junk").expect("junk");
+        assert!(cache.get(&config, "localhost", &home).is_err());
+    }
+
+    #[test]
+    fn keys_that_differ_only_in_one_path_do_not_share() {
+        // Each path setting is part of the key by its own bytes: swapping
+        // two settings' values must not find the other's entry.
+        let home = Home(temp_home("swapped"));
+        let root = home.0.join("root.pem");
+        std::fs::write(&root, root_pem()).expect("write root");
+        let other = home.0.join("other.pem");
+        std::fs::write(&other, root_pem()).expect("write other");
+        let cache = TlsCache::default();
+        let a = resolved(
+            &format!("sslmode=verify-ca&sslrootcert={}", root.display()),
+            &home,
+        );
+        let b = resolved(
+            &format!("sslmode=verify-ca&sslrootcert={}", other.display()),
+            &home,
+        );
+        let first = cache.get(&a, "localhost", &home).expect("a");
+        let second = cache.get(&b, "localhost", &home).expect("b");
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert_eq!(
+            second.root_source,
+            Some(format!("\"{}\"", other.display())),
+            "the entry of another root file was used"
+        );
+        let first_again = cache.get(&a, "localhost", &home).expect("a again");
+        assert!(Arc::ptr_eq(&first, &first_again));
     }
 }

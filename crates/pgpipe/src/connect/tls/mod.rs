@@ -70,8 +70,12 @@ fn tls_error(message: impl Into<String>) -> Error {
 
 /// The files libpq looks at when none is configured: `~/.postgresql/<name>`.
 fn default_file(env: &dyn Environment, name: &str) -> Option<PathBuf> {
-    env.home_dir()
-        .map(|home| home.join(".postgresql").join(name))
+    default_file_in(env.home_dir().as_deref(), name)
+}
+
+/// [`default_file`] for a home directory already looked up.
+fn default_file_in(home: Option<&Path>, name: &str) -> Option<PathBuf> {
+    home.map(|home| home.join(".postgresql").join(name))
 }
 
 impl TlsSetup {
