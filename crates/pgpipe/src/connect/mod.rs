@@ -3,6 +3,7 @@
 
 mod cancel;
 pub(crate) mod open;
+mod parameters;
 mod password;
 mod refusals;
 mod require_auth;
@@ -16,6 +17,7 @@ mod x509;
 
 pub(crate) use cancel::CancelTls;
 pub use cancel::CancelToken;
+pub(crate) use parameters::ServerParameters;
 pub(crate) use password::Password;
 pub(crate) use socket::Socket;
 pub(crate) use startup::handshake;

@@ -20,7 +20,7 @@ use crate::Error;
 pub(crate) struct Opened {
     pub(crate) socket: Socket,
     /// The server's parameters (ParameterStatus) at startup.
-    pub(crate) parameters: std::collections::HashMap<String, String>,
+    pub(crate) parameters: crate::connect::ServerParameters,
     /// Where and how to send a CancelRequest for this session.
     pub(crate) cancel: CancelToken,
     pub(crate) encoder: Encoder,

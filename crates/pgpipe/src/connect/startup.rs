@@ -1,8 +1,6 @@
 //! The startup handshake: StartupMessage, authentication, and the server's
 //! parameters up to the first ReadyForQuery.
 
-use std::collections::HashMap;
-
 use bytes::{Bytes, BytesMut};
 use pgpipe_proto::auth::{md5, scram};
 use pgpipe_proto::backend::{Decoder, Message};
@@ -11,7 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::config::{AuthMethod, ChannelBinding, ResolvedConfig};
 use crate::connect::require_auth;
-use crate::connect::{Password, Socket};
+use crate::connect::{Password, ServerParameters, Socket};
 use crate::error::{message_name, DbError, ErrorKind};
 use crate::Error;
 
@@ -20,7 +18,7 @@ pub(crate) struct Session {
     pub(crate) process_id: i32,
     /// `None` when the server sent no BackendKeyData.
     pub(crate) secret_key: Option<Bytes>,
-    pub(crate) parameters: HashMap<String, String>,
+    pub(crate) parameters: ServerParameters,
     /// Bytes read past the handshake (normally none).
     pub(crate) leftover: BytesMut,
 }
@@ -114,7 +112,7 @@ pub(crate) async fn handshake(
     let mut session = Session {
         process_id: 0,
         secret_key: None,
-        parameters: HashMap::new(),
+        parameters: ServerParameters::default(),
         leftover: BytesMut::new(),
     };
     loop {
@@ -127,9 +125,7 @@ pub(crate) async fn handshake(
                 session.secret_key = Some(secret_key);
             }
             Message::ParameterStatus(p) => {
-                session
-                    .parameters
-                    .insert(p.name().to_owned(), p.value().to_owned());
+                session.parameters.set(p.name(), p.value());
             }
             Message::NoticeResponse(fields) => {
                 if let Ok(notice) = DbError::parse(&fields) {

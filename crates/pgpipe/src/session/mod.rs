@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use pgpipe_proto::backend::Notification;
 
-use crate::connect::CancelToken;
+use crate::connect::{CancelToken, ServerParameters};
 use crate::driver::{Events, Shared};
 use crate::error::{DbError, ErrorKind};
 use crate::observe::{ConnInfo, Target};
@@ -31,7 +31,7 @@ pub(crate) struct Session {
     /// Where to send a CancelRequest.
     pub(crate) cancel: CancelToken,
     /// The server's parameters (ParameterStatus), as last reported.
-    parameters: RwLock<HashMap<String, String>>,
+    parameters: RwLock<ServerParameters>,
     pub(crate) notice_handler: RwLock<Option<NoticeHandler>>,
     /// User-defined types looked up on this connection.
     pub(crate) types: TypeRegistry,
@@ -50,7 +50,7 @@ pub(crate) struct Session {
 impl Session {
     pub(crate) fn new(
         driver: Arc<Shared>,
-        parameters: HashMap<String, String>,
+        parameters: ServerParameters,
         cancel: CancelToken,
     ) -> Session {
         Session {
@@ -71,7 +71,7 @@ impl Session {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(name)
-            .cloned()
+            .map(str::to_owned)
     }
 }
 
@@ -117,7 +117,7 @@ impl Events for Session {
         self.parameters
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(name.to_owned(), value.to_owned());
+            .set(name, value);
     }
 
     fn notification(&self, notification: &Notification) {
