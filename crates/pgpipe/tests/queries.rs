@@ -322,6 +322,40 @@ async fn empty_query_and_statements_without_rows() {
 }
 
 #[tokio::test]
+async fn reported_parameters_follow_each_set_and_leave_the_others_alone() {
+    bounded(async {
+        let db = database("reported_parameters");
+        let client = connect(&db).await;
+        let version = client.parameter("server_version").unwrap();
+        let encoding = client.parameter("client_encoding").unwrap();
+        // Longer, shorter and equal-length values, so that entries after the
+        // changed one move both ways.
+        for (zone, app) in [
+            (
+                "America/Argentina/Buenos_Aires",
+                "a-much-longer-application-name",
+            ),
+            ("UTC", "b"),
+            ("Asia/Tokyo", "c"),
+            ("Europe/Amsterdam", ""),
+        ] {
+            client
+                .simple_query(&format!(
+                    "SET TimeZone = '{zone}'; SET application_name = '{app}'"
+                ))
+                .await
+                .unwrap();
+            assert_eq!(client.parameter("TimeZone").as_deref(), Some(zone));
+            assert_eq!(client.parameter("application_name").as_deref(), Some(app));
+            assert_eq!(client.parameter("server_version"), Some(version.clone()));
+            assert_eq!(client.parameter("client_encoding"), Some(encoding.clone()));
+        }
+        assert_eq!(client.parameter("no_such_parameter"), None);
+    })
+    .await
+}
+
+#[tokio::test]
 async fn notices_reach_the_callback() {
     bounded(async {
         let db = database("notice");
