@@ -7,9 +7,10 @@
 #
 # WORKLOAD: connect (default; the ozo `basic` request: connect, SELECT 1,
 # close), fortunes or queries (TechEmpower's, 16 tasks on one connection,
-# one Sync per statement). Each driver runs twice under callgrind, N_SMALL
+# one Sync per statement), stream (one streamed row; with
+# PGPIPE_PG_VERSION=18 zero-postgres too). Each driver runs twice under callgrind, N_SMALL
 # and N_LARGE operations (defaults 20 and 220 connects, 320 and 3520
-# fortunes or queries); (Ir(large) - Ir(small)) / (large - small) is one
+# fortunes or queries, 100k and 1.1M rows); (Ir(large) - Ir(small)) / (large - small) is one
 # operation with the setup cancelled out. Instruction counts, unlike
 # wall-clock time, barely move with the load of the shared machine.
 # The large runs' callgrind files stay in $OUT (default
@@ -28,8 +29,12 @@ workload=${1:-connect}
 case $workload in
   connect) small=${2:-20} large=${3:-220} ;;
   fortunes | queries) small=${2:-320} large=${3:-3520} ;;
-  *) echo "unknown workload $workload (connect, fortunes, queries)" >&2; exit 2 ;;
+  stream) small=${2:-100000} large=${3:-1100000} ;;
+  *) echo "unknown workload $workload (connect, fortunes, queries, stream)" >&2; exit 2 ;;
 esac
+drivers=(tokio-postgres pgpipe)
+# zero-postgres speaks only protocol 3.2 (PostgreSQL 18).
+[ "$workload" = stream ] && drivers=(tokio-postgres xitca-postgres pgpipe ${PGPIPE_PG_VERSION:+zero-postgres})
 out=${OUT:-/tmp/op-ir-$workload${tls[0]:+-tls}}
 mkdir -p "$out"
 
@@ -63,7 +68,7 @@ ir() { # driver n -> total Ir of the run
 }
 
 echo "Ir per operation ($workload${tls[0]:+, --tls}; $small and $large operations):"
-for driver in tokio-postgres pgpipe; do
+for driver in "${drivers[@]}"; do
   a=$(ir "$driver" "$small")
   b=$(ir "$driver" "$large")
   echo "$driver: $(((b - a) / (large - small))) Ir per operation"

@@ -10,6 +10,10 @@
 //!   Sync per statement, as `pgpipe-bench --workloads techempower` runs it.
 //! - `queries`: TechEmpower `queries` (20 `world` rows by id, issued
 //!   together on one connection), N in all from 16 tasks.
+//! - `stream`: one row of the `stream` workload (`(int4, text)` rows made
+//!   by `generate_series`, read one at a time as each driver streams);
+//!   an operation is a row, N rows in one query on a fresh connection.
+//!   zero-postgres needs a PostgreSQL 18 cluster (`PGPIPE_PG_VERSION=18`).
 //!
 //! Wall-clock time on the shared machine is too noisy to see a few
 //! microseconds per operation; instruction counts are not. The setup
@@ -23,8 +27,9 @@
 //!                          fixtures, print "URL ROOT" (ROOT: the CA file,
 //!                          or "-"), run until stdin closes
 //! op_ir run WORKLOAD DRIVER N URL [ROOT]
-//!                          WORKLOAD: connect | fortunes | queries
-//!                          DRIVER: pgpipe | tokio-postgres
+//!                          WORKLOAD: connect | fortunes | queries | stream
+//!                          DRIVER: pgpipe | tokio-postgres, and for
+//!                          stream also xitca-postgres | zero-postgres
 //! ```
 
 use std::io::Read;
@@ -49,7 +54,7 @@ fn main() -> ExitCode {
         ["run", workload, driver, n, url] => run(workload, driver, n, url, None),
         ["run", workload, driver, n, url, root] => run(workload, driver, n, url, Some(root)),
         _ => Err(
-            "usage: op_ir serve [--tls] | op_ir run connect|fortunes|queries DRIVER N URL [ROOT]"
+            "usage: op_ir serve [--tls] | op_ir run connect|fortunes|queries|stream DRIVER N URL [ROOT]"
                 .into(),
         ),
     };
@@ -119,6 +124,7 @@ fn run(workload: &str, driver: &str, n: &str, url: &str, root: Option<&str>) -> 
                     let conn = Conn::connect(url, te_case(workload)).await?;
                     shared(Arc::new(conn), n, |c, key| async move { c.op(key).await }).await
                 }
+                ("stream", driver) => stream(driver, url, n).await,
                 _ => Err(BenchError(format!(
                     "unknown workload {workload:?} or driver {driver:?}"
                 ))),
@@ -189,6 +195,41 @@ where
         task.await.map_err(|e| BenchError(e.to_string()))??;
     }
     Ok((before, allocations()))
+}
+
+/// `n` rows of the `stream` workload through `driver`, each row's values
+/// checked as they pass.
+async fn stream(driver: &str, url: &str, n: u64) -> Result<(u64, u64), BenchError> {
+    use pgpipe_bench::drivers;
+    use pgpipe_bench::families::stream::STREAM_SQL;
+    let n = i32::try_from(n).map_err(|e| BenchError(format!("N: {e}")))?;
+    let mut sum = 0i64;
+    let mut bytes = 0usize;
+    let each = |g: i32, text: &str| {
+        sum += i64::from(g);
+        bytes += text.len();
+        Ok(())
+    };
+    let before = allocations();
+    match driver {
+        "pgpipe" => drivers::pgpipe::stream::stream(url, STREAM_SQL, n, each).await?,
+        "tokio-postgres" => {
+            drivers::tokio_postgres::stream::stream(url, STREAM_SQL, n, each).await?
+        }
+        "xitca-postgres" => drivers::xitca::stream(url, STREAM_SQL, n, each).await?,
+        "zero-postgres" => drivers::zero::stream(url, STREAM_SQL, n, each).await?,
+        other => return Err(BenchError(format!("unknown driver {other:?}"))),
+    }
+    let after = allocations();
+    let n = i64::from(n);
+    if sum != n * (n + 1) / 2 {
+        return Err(BenchError(format!(
+            "stream: sum of g {sum}, expected {}",
+            n * (n + 1) / 2
+        )));
+    }
+    std::hint::black_box(bytes);
+    Ok((before, after))
 }
 
 /// The ozo `basic` connection of either driver.
