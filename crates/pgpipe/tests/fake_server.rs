@@ -416,3 +416,32 @@ async fn a_server_that_ignores_a_cancel_loses_the_connection_not_the_caller() {
         .unwrap();
     assert!(next.unwrap_err().is_closed());
 }
+
+#[tokio::test]
+async fn a_flood_of_reported_parameters_neither_hangs_the_connect_nor_loses_the_real_ones() {
+    // 200,000 distinct names before ReadyForQuery, then a change of a real
+    // one: a store that scanned every name kept would take minutes here.
+    let mut flood = bytes::BytesMut::new();
+    flood.extend_from_slice(&msg::auth_ok());
+    flood.extend_from_slice(&msg::parameter_status("server_version", "18.1"));
+    flood.extend_from_slice(&msg::parameter_status("client_encoding", "UTF8"));
+    for n in 0..200_000 {
+        flood.extend_from_slice(&msg::parameter_status(&format!("flood_{n}"), "x"));
+    }
+    flood.extend_from_slice(&msg::parameter_status("server_version", "18.2"));
+    flood.extend_from_slice(&msg::backend_key_data(1, 2));
+    flood.extend_from_slice(&msg::ready_for_query(b'I'));
+    let script = Script::new()
+        .expect_startup()
+        .send(flood.freeze())
+        .sleep(Duration::from_secs(5));
+    let server = FakeServer::start(script).await.unwrap();
+    let client = tokio::time::timeout(BOUND, pgpipe::connect(&server.url()))
+        .await
+        .expect("connect hung")
+        .unwrap();
+    assert_eq!(client.parameter("server_version").as_deref(), Some("18.2"));
+    assert_eq!(client.parameter("client_encoding").as_deref(), Some("UTF8"));
+    assert_eq!(client.parameter("flood_0").as_deref(), Some("x"));
+    assert_eq!(client.parameter("flood_199999"), None);
+}

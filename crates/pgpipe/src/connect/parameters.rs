@@ -12,6 +12,8 @@
 pub(crate) struct ServerParameters {
     text: String,
     entries: Vec<Entry>,
+    /// A name was dropped for [`MAX_PARAMETERS`] (and the log said so).
+    overflowed: bool,
 }
 
 /// `text[name_start..value_start]` is the name, `text[value_start..end]`
@@ -22,6 +24,11 @@ struct Entry {
     value_start: usize,
     end: usize,
 }
+
+/// The most distinct names kept. PostgreSQL reports about seventeen; the
+/// bound keeps a server that floods the connection with new names from
+/// costing more than a short scan per message (a lookup is linear).
+const MAX_PARAMETERS: usize = 64;
 
 /// Room for what PostgreSQL 15-18 report at startup (about 400 bytes,
 /// 14-17 parameters), so the startup grows neither buffer.
@@ -34,13 +41,25 @@ impl ServerParameters {
         self.position(name).map(|i| self.value_at(i))
     }
 
-    /// Records a reported value, replacing the one before it.
+    /// Records a reported value, replacing the one before it. A new name
+    /// beyond the first 64 is not kept (and said once in the log).
     pub(crate) fn set(&mut self, name: &str, value: &str) {
         if self.entries.capacity() == 0 {
             self.text.reserve(TEXT_CAPACITY);
             self.entries.reserve(ENTRIES_CAPACITY);
         }
         let Some(i) = self.position(name) else {
+            if self.entries.len() >= MAX_PARAMETERS {
+                if !self.overflowed {
+                    self.overflowed = true;
+                    tracing::warn!(
+                        name,
+                        "the server reported more than {MAX_PARAMETERS} distinct parameters; \
+                         new ones are not kept"
+                    );
+                }
+                return;
+            }
             let name_start = self.text.len();
             self.text.push_str(name);
             let value_start = self.text.len();
@@ -136,6 +155,35 @@ mod tests {
         assert_eq!(p.get("application_name"), Some("worker-9999"));
         assert_eq!(p.get("server_version"), Some("18.1"));
         assert!(p.text.len() < 64, "{} bytes kept", p.text.len());
+    }
+
+    #[test]
+    fn a_flood_of_new_names_is_bounded_and_known_names_still_change() {
+        let mut p = ServerParameters::default();
+        p.set("server_version", "18.1");
+        for n in 0..10_000 {
+            p.set(&format!("flood_{n}"), "x");
+        }
+        assert_eq!(p.entries.len(), super::MAX_PARAMETERS);
+        assert_eq!(p.get("flood_62"), Some("x"));
+        assert_eq!(p.get("flood_63"), None);
+        p.set("server_version", "18.2");
+        p.set("flood_0", "changed");
+        assert_eq!(p.get("server_version"), Some("18.2"));
+        assert_eq!(p.get("flood_0"), Some("changed"));
+        assert_eq!(p.get("flood_62"), Some("x"));
+    }
+
+    #[test]
+    fn an_empty_name_is_a_name_like_any_other() {
+        let mut p = ServerParameters::default();
+        p.set("a", "1");
+        p.set("", "empty");
+        p.set("b", "2");
+        p.set("", "changed");
+        assert_eq!(p.get(""), Some("changed"));
+        assert_eq!(p.get("a"), Some("1"));
+        assert_eq!(p.get("b"), Some("2"));
     }
 
     #[test]
