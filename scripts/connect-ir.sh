@@ -5,10 +5,9 @@
 #
 #   scripts/connect-ir.sh [--tls] [N_SMALL N_LARGE]
 set -euo pipefail
-cd "$(dirname "$0")/.."
-tls=()
+here=$(dirname "$0")
 if [ "${1:-}" = --tls ]; then
-  tls=(--tls)
   shift
+  exec "$here/op-ir.sh" --tls connect "$@"
 fi
-exec scripts/op-ir.sh "${tls[@]}" connect "$@"
+exec "$here/op-ir.sh" connect "$@"
