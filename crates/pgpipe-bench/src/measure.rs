@@ -1,5 +1,6 @@
 //! Client-side costs of a run: CPU time and context switches (getrusage),
-//! read/write syscalls ([`crate::syscalls`]) and allocations. The server's side
+//! read/write syscalls ([`crate::syscalls`]), allocations, and what the tokio
+//! runtime's workers did (parks, time busy polling tasks). The server's side
 //! is in [`crate::server_cpu`].
 
 use std::time::Duration;
@@ -23,6 +24,28 @@ fn usage(who: libc::c_int) -> (Duration, u64) {
         tv(usage.ru_utime) + tv(usage.ru_stime),
         usage.ru_nvcsw.max(0) as u64 + usage.ru_nivcsw.max(0) as u64,
     )
+}
+
+/// What the current tokio runtime's workers have done so far: how many
+/// times they parked (ran out of tasks and slept) and how long they were
+/// busy (not parked), summed over the workers; `None` outside a runtime.
+///
+/// Parks are the runtime's own decision to sleep, so unlike context
+/// switches they do not count preemptions by other processes: on a loaded
+/// machine they still say how often a driver's hand-offs left a worker
+/// idle. Busy time is wall-clock time (tokio's `worker_total_busy_duration`),
+/// so it includes time a worker was runnable but preempted: set against
+/// the CPU per operation it tells a driver whose workers sleep between
+/// its tasks from one whose workers stay on their tasks.
+fn runtime_work() -> Option<(u64, Duration)> {
+    let metrics = tokio::runtime::Handle::try_current().ok()?.metrics();
+    let mut parks = 0;
+    let mut busy = Duration::ZERO;
+    for worker in 0..metrics.num_workers() {
+        parks += metrics.worker_park_count(worker);
+        busy += metrics.worker_total_busy_duration(worker);
+    }
+    Some((parks, busy))
 }
 
 /// Peak resident set size of this process so far, in bytes.
@@ -51,6 +74,7 @@ pub struct Probe {
     ctx_switches: u64,
     syscalls: Option<u64>,
     allocs: u64,
+    runtime: Option<(u64, Duration)>,
 }
 
 /// What a [`Probe`] measured.
@@ -65,6 +89,11 @@ pub struct Costs {
     /// Read- and write-family syscalls ([`crate::syscalls::total`]);
     /// `None` for children and where the kernel's counters are unavailable.
     pub syscalls: Option<u64>,
+    /// Times the tokio runtime's workers parked; `None` for children.
+    pub worker_parks: Option<u64>,
+    /// Wall-clock time the tokio runtime's workers were busy (not parked);
+    /// `None` for children.
+    pub worker_busy: Option<Duration>,
 }
 
 impl Probe {
@@ -84,6 +113,10 @@ impl Probe {
                 CpuOf::Children => None,
             },
             allocs: alloc::allocations(),
+            runtime: match of {
+                CpuOf::SelfProcess => runtime_work(),
+                CpuOf::Children => None,
+            },
         }
     }
 
@@ -101,6 +134,14 @@ impl Probe {
             allocs: match self.of {
                 CpuOf::SelfProcess => Some(allocs.saturating_sub(self.allocs)),
                 CpuOf::Children => None,
+            },
+            worker_parks: match (now.runtime, self.runtime) {
+                (Some((b, _)), Some((a, _))) => Some(b.saturating_sub(a)),
+                _ => None,
+            },
+            worker_busy: match (now.runtime, self.runtime) {
+                (Some((_, b)), Some((_, a))) => Some(b.saturating_sub(a)),
+                _ => None,
             },
         }
     }

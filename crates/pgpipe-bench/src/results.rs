@@ -22,6 +22,11 @@ pub struct Round {
     pub ctx_switches_per_op: Option<f64>,
     /// Client read + write syscalls per operation (`/proc/self/io`).
     pub syscalls_per_op: Option<f64>,
+    /// Parks of the client's runtime workers per operation.
+    pub worker_parks_per_op: Option<f64>,
+    /// Wall-clock time the client's runtime workers were busy per
+    /// operation, microseconds.
+    pub worker_busy_us_per_op: Option<f64>,
     /// Allocations per operation (`None` out of process).
     pub allocs_per_op: Option<f64>,
     /// Rows per operation, when the driver reported its rows.
@@ -44,6 +49,8 @@ impl Round {
             server_cpu_us_per_op: server.map(|d| d.as_secs_f64() * 1e6 / ops),
             ctx_switches_per_op: o.costs.ctx_switches.map(|n| n as f64 / ops),
             syscalls_per_op: o.costs.syscalls.map(|n| n as f64 / ops),
+            worker_parks_per_op: o.costs.worker_parks.map(|n| n as f64 / ops),
+            worker_busy_us_per_op: o.costs.worker_busy.map(|d| d.as_secs_f64() * 1e6 / ops),
             allocs_per_op: o.costs.allocs.map(|a| a as f64 / ops),
             rows_per_op: o.rows.filter(|_| o.ops > 0).map(|r| r as f64 / ops),
             peak_rss_bytes: o.peak_rss,
@@ -110,6 +117,20 @@ pub struct ResultRow {
     /// `None` for pgbench (another process) and without the privilege to
     /// open the counters.
     pub syscalls_per_op: Option<f64>,
+    /// Median parks of the client's tokio runtime workers per operation:
+    /// how often a worker ran out of tasks and went to sleep (each park is
+    /// a voluntary context switch, and waking it again another). Unlike
+    /// `ctx_switches_per_op` it leaves out preemptions by other processes.
+    /// `None` for pgbench and child programs.
+    pub worker_parks_per_op: Option<f64>,
+    /// Median wall-clock time the client's tokio runtime workers were busy
+    /// (not parked) per operation, summed over the workers, microseconds.
+    /// Above `client_cpu_us_per_op` the workers were runnable but
+    /// preempted (on a machine shared with the server, by the server);
+    /// well below it, the process spends its CPU outside the workers'
+    /// busy time: parking, being woken, the I/O driver. `None` for pgbench
+    /// and child programs.
+    pub worker_busy_us_per_op: Option<f64>,
     /// Median allocations per operation.
     pub allocs_per_op: Option<f64>,
     /// Latency percentiles over all rounds, microseconds.
@@ -180,6 +201,8 @@ impl ResultRow {
             system_cpu_us_per_op: None,
             ctx_switches_per_op: None,
             syscalls_per_op: None,
+            worker_parks_per_op: None,
+            worker_busy_us_per_op: None,
             allocs_per_op: None,
             p50_us: None,
             p90_us: None,
@@ -234,6 +257,8 @@ impl ResultRow {
         self.system_cpu_us_per_op = of(|r| r.server_cpu_us_per_op.map(|s| s + r.cpu_us_per_op));
         self.ctx_switches_per_op = of(|r| r.ctx_switches_per_op);
         self.syscalls_per_op = of(|r| r.syscalls_per_op);
+        self.worker_parks_per_op = of(|r| r.worker_parks_per_op);
+        self.worker_busy_us_per_op = of(|r| r.worker_busy_us_per_op);
         let allocs: Vec<f64> = rounds.iter().filter_map(|r| r.allocs_per_op).collect();
         self.allocs_per_op = median(&allocs);
         if let Some(p) = histogram::percentiles(hist) {
@@ -312,6 +337,8 @@ mod tests {
                 server_cpu_us_per_op: Some(3.0),
                 ctx_switches_per_op: Some(0.5),
                 syscalls_per_op: None,
+                worker_parks_per_op: Some(o / 1000.0),
+                worker_busy_us_per_op: Some(1.5),
                 allocs_per_op: Some(1.0),
                 rows_per_op: Some(1.0),
                 peak_rss_bytes: None,
@@ -325,5 +352,8 @@ mod tests {
         assert_eq!(row.system_cpu_us_per_op, Some(5.0));
         assert_eq!(row.ctx_switches_per_op, Some(0.5));
         assert_eq!(row.syscalls_per_op, None);
+        // The median round's, like every other figure.
+        assert_eq!(row.worker_parks_per_op, Some(0.11));
+        assert_eq!(row.worker_busy_us_per_op, Some(1.5));
     }
 }

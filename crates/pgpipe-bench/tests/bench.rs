@@ -362,6 +362,20 @@ async fn json_report_has_the_schema_fields_on(url: String) {
             "system cpu in {r}"
         );
         assert!(r["ctx_switches_per_op"].as_f64().is_some(), "{r}");
+        // The runtime's workers: every in-process driver polls tasks, and
+        // one statement at a time leaves the workers nothing to do while
+        // the server works, so they park about once per statement.
+        assert!(
+            r["worker_busy_us_per_op"].as_f64().is_some_and(|b| b > 0.0),
+            "{r}"
+        );
+        let least_parks = if r["workload"] == "latency" { 0.5 } else { 0.0 };
+        assert!(
+            r["worker_parks_per_op"]
+                .as_f64()
+                .is_some_and(|p| p > least_parks || (least_parks == 0.0 && p >= 0.0)),
+            "{r}"
+        );
         // One statement at a time (`latency`) costs at least a send and a
         // receive each; pipelines share them. Where the kernel counters
         // cannot open (no tracefs, no root), the figure must be null, not 0.
@@ -383,12 +397,20 @@ async fn json_report_has_the_schema_fields_on(url: String) {
     assert!((tp["ratio_vs_tokio_postgres"].as_f64().unwrap_or(0.0) - 1.0).abs() < 1e-9);
     let table = output::table::render(&report.results);
     assert!(table.contains("2conn"));
-    if unavailable.is_some() {
-        // The syscalls column (second to last but one) shows `-`.
-        for row in &report.results {
-            let cells = output::table::cells(row);
-            assert_eq!(cells[cells.len() - 3], "-", "{cells:?}");
+    let column = |name: &str| {
+        output::table::HEADERS
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no {name} column"))
+    };
+    let (syscalls, parks) = (column("rw syscalls/op"), column("parks/op"));
+    for row in &report.results {
+        let cells = output::table::cells(row);
+        assert_eq!(cells.len(), output::table::HEADERS.len());
+        if unavailable.is_some() {
+            assert_eq!(cells[syscalls], "-", "{cells:?}");
         }
+        assert_ne!(cells[parks], "-", "{cells:?}");
     }
 }
 

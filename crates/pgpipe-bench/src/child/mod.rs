@@ -34,6 +34,12 @@ pub struct ChildReport {
     /// Read and write syscalls of the child during the stream.
     #[serde(default)]
     pub syscalls: Option<u64>,
+    /// Times the child's runtime workers parked during the stream.
+    #[serde(default)]
+    pub worker_parks: Option<u64>,
+    /// Wall-clock time the child's runtime workers were busy, seconds.
+    #[serde(default)]
+    pub worker_busy_secs: Option<f64>,
 }
 
 /// VmHWM (peak resident set size) of this process, from /proc/self/status.
@@ -60,6 +66,8 @@ pub async fn run_child(driver: &str, url: &str, rows: u64) -> Result<ChildReport
         peak_rss_bytes: vm_hwm_bytes(),
         ctx_switches: costs.ctx_switches,
         syscalls: costs.syscalls,
+        worker_parks: costs.worker_parks,
+        worker_busy_secs: costs.worker_busy.map(|d| d.as_secs_f64()),
     })
 }
 

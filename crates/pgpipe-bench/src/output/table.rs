@@ -3,7 +3,7 @@
 use crate::results::{ResultRow, Status};
 
 /// Column headers.
-pub const HEADERS: [&str; 21] = [
+pub const HEADERS: [&str; 23] = [
     "workload",
     "variant",
     "driver",
@@ -20,6 +20,8 @@ pub const HEADERS: [&str; 21] = [
     "sys cpu us/op",
     "sys vs tokio-pg",
     "ctxsw/op",
+    "parks/op",
+    "busy us/op",
     "rw syscalls/op",
     "allocs/op",
     "peak RSS MiB",
@@ -66,6 +68,8 @@ pub fn cells(r: &ResultRow) -> Vec<String> {
         num(r.system_cpu_us_per_op, 2),
         ratio(r.system_cpu_ratio_vs_tokio_postgres),
         num(r.ctx_switches_per_op, 2),
+        num(r.worker_parks_per_op, 2),
+        num(r.worker_busy_us_per_op, 2),
         num(r.syscalls_per_op, 2),
         num(r.allocs_per_op, 1),
         num(r.peak_rss_bytes.map(|b| b as f64 / (1u64 << 20) as f64), 1),

@@ -37,6 +37,8 @@ pub(super) async fn run_child(
             allocs: Some(r.allocs),
             ctx_switches: r.ctx_switches,
             syscalls: r.syscalls,
+            worker_parks: r.worker_parks,
+            worker_busy: r.worker_busy_secs.map(Duration::from_secs_f64),
         },
         rows: Some(r.rows),
         peak_rss: r.peak_rss_bytes,

@@ -255,6 +255,8 @@ impl Subject {
                             allocs: None,
                             ctx_switches: None,
                             syscalls: None,
+                            worker_parks: None,
+                            worker_busy: None,
                         },
                         rows: Some(r.rows),
                         peak_rss: None,
