@@ -1,8 +1,10 @@
-//! Under a deep pipeline the driver lets new requests gather instead of
-//! writing each on its own, and writes them as soon as fewer than 16
-//! requests are in flight or 8 have gathered. The scripted fake server decides when answers
-//! go out, so it can show what the client holds back and when it lets go
-//! (a real server answers too fast to tell).
+//! Under a deep pipeline, on a current-thread runtime, the driver lets new
+//! requests gather instead of writing each on its own, and writes them as
+//! soon as fewer than 16 requests are in flight or 8 have gathered; on a
+//! multi-thread runtime it writes them at once. The scripted fake server
+//! decides when answers go out, so it can show what the client holds back
+//! and when it lets go (a real server answers too fast to tell). The
+//! `#[tokio::test]`s below run on a current-thread runtime.
 
 use std::time::Duration;
 
@@ -201,4 +203,34 @@ async fn a_copy_fail_behind_held_back_statements_goes_at_once() {
     let transcript = server.finish().await.unwrap();
     assert_eq!(transcript.bodies(b'f').len(), 1);
     assert_eq!(transcript.bodies(b'Q').len(), 2 * CALLERS - 1);
+}
+
+/// On a multi-thread runtime nothing gathers: held requests would wait for
+/// the driver's next read, which waits for a worker to poll tokio's I/O
+/// driver, and meanwhile the server can run dry. With 16 requests still in
+/// flight, the four answered callers' second statements must reach the
+/// server before it sends another answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_multi_thread_runtime_requests_go_at_once_under_a_deep_pipeline() {
+    let mut script = Script::new().expect_startup().send(msg::handshake());
+    script = expect_queries(script, CALLERS);
+    script = answers(script, 4);
+    // Held back, these would wait for an answer that only comes after them.
+    script = expect_queries(script, 4);
+    // The other first statements, then the four second ones; then the
+    // second statements of the rest, sent as their first were answered.
+    script = answers(script, CALLERS - 4);
+    script = answers(script, 4);
+    script = expect_queries(script, CALLERS - 4);
+    script = answers(script, CALLERS - 4);
+    let script = script.expect_eof();
+
+    let server = FakeServer::start(script).await.unwrap();
+    let hung = "the callers hung: their requests were held back on a multi-thread runtime";
+    for result in run_callers(&server, CALLERS, 2, hung).await {
+        result.unwrap();
+    }
+    // `finish` bounds its own wait and names the step it stopped at.
+    let transcript = server.finish().await.unwrap();
+    assert_eq!(transcript.bodies(b'Q').len(), 2 * CALLERS);
 }

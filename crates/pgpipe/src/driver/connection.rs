@@ -102,6 +102,11 @@ pub struct Connection {
     /// The last read found the socket drained (it returned less than it
     /// asked for, or nothing): the server, not this driver, is behind.
     caught_up: bool,
+    /// Whether new requests may gather under a deep pipeline: only when
+    /// this driver runs on a current-thread runtime (see
+    /// [`queue::gathers`]). Learnt at the first poll, from the runtime
+    /// that polls it.
+    gather_writes: Option<bool>,
 }
 
 /// The connection's state, not its socket, buffers or handlers.
@@ -150,6 +155,7 @@ impl Connection {
             paused_on: None,
             read_at: None,
             caught_up: true,
+            gather_writes: None,
         }
     }
 
@@ -187,7 +193,7 @@ impl Connection {
     /// Whether the queued requests wait for company instead of being
     /// written now (see [`queue::gathers`]).
     fn gathers(&self, q: &Queue) -> bool {
-        queue::gathers(q, self.in_flight.len(), self.caught_up)
+        self.gather_writes == Some(true) && queue::gathers(q, self.in_flight.len(), self.caught_up)
     }
 
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Result<bool, Error> {
@@ -527,6 +533,9 @@ impl Future for Connection {
         let this = self.get_mut();
         if this.finished {
             return Poll::Ready(Ok(()));
+        }
+        if this.gather_writes.is_none() {
+            this.gather_writes = Some(queue::gathering_runtime());
         }
         let result = match this.poll_inner(cx) {
             Poll::Pending => return Poll::Pending,
