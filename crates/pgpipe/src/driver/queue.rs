@@ -62,8 +62,8 @@ pub(crate) fn gathered_enough(slots: usize, bytes: usize) -> bool {
 /// worker busy with the answered callers does only when it runs out of
 /// tasks (or every few dozen polls): meanwhile the server can run dry.
 /// Measured there (`pipeline 2conn`, two connections of 64 tasks, 2
-/// cores), gathering made the backends sleep 0.13 times per statement
-/// instead of 0.04, the client switch 0.38-0.42 times instead of
+/// cores), with gathering the backends switched 0.13 times per statement
+/// instead of 0.04, the client 0.38-0.42 times instead of
 /// 0.13-0.21, and the rate fall from 48-50k to 36-47k statements/s; on
 /// one thread it saves about a seventh of the client's CPU per statement
 /// at the same rate (docs/benchmarks.md, "Gathered writes only on one
