@@ -124,6 +124,13 @@ impl Probe {
     pub fn finish(&self) -> Costs {
         let allocs = alloc::allocations();
         let now = Probe::start(self.of);
+        let (worker_parks, worker_busy) = match (now.runtime, self.runtime) {
+            (Some((parks, busy)), Some((parks_before, busy_before))) => (
+                Some(parks.saturating_sub(parks_before)),
+                Some(busy.saturating_sub(busy_before)),
+            ),
+            _ => (None, None),
+        };
         Costs {
             cpu: now.cpu.saturating_sub(self.cpu),
             ctx_switches: Some(now.ctx_switches.saturating_sub(self.ctx_switches)),
@@ -135,14 +142,8 @@ impl Probe {
                 CpuOf::SelfProcess => Some(allocs.saturating_sub(self.allocs)),
                 CpuOf::Children => None,
             },
-            worker_parks: match (now.runtime, self.runtime) {
-                (Some((b, _)), Some((a, _))) => Some(b.saturating_sub(a)),
-                _ => None,
-            },
-            worker_busy: match (now.runtime, self.runtime) {
-                (Some((_, b)), Some((_, a))) => Some(b.saturating_sub(a)),
-                _ => None,
-            },
+            worker_parks,
+            worker_busy,
         }
     }
 }

@@ -40,9 +40,10 @@ fn answers(mut script: Script, n: usize) -> Script {
 
 /// `callers` tasks on one client, each running `statements` statements
 /// one after another (`SELECT i`, `SELECT i + 1`) and stopping at its
-/// first error; their results, in caller order. Spawned before the driver
-/// runs again, so the first statements leave in one write (the default
-/// runtime has one thread and runs tasks in the order they were woken).
+/// first error; their results, in caller order. On the default
+/// current-thread runtime they are spawned before the driver runs again,
+/// so the first statements leave in one write (it runs tasks in the order
+/// they were woken); the scripts do not depend on how writes split.
 async fn run_callers(
     server: &FakeServer,
     callers: usize,

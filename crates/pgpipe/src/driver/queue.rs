@@ -66,8 +66,8 @@ pub(crate) fn gathered_enough(slots: usize, bytes: usize) -> bool {
 /// instead of 0.04, the client 0.38-0.42 times instead of
 /// 0.13-0.21, and the rate fall from 48-50k to 36-47k statements/s; on
 /// one thread it saves about a seventh of the client's CPU per statement
-/// at the same rate (docs/benchmarks.md, "Gathered writes only on one
-/// thread").
+/// at the same rate (docs/benchmarks.md, "Issue 30, part 1: gathered
+/// writes only on one thread, and parks per operation").
 pub(super) fn gathers(q: &Queue, in_flight: usize, caught_up: bool) -> bool {
     // Terminate sets `flush_now` too.
     caught_up
