@@ -197,6 +197,7 @@ fn start(config: &ResolvedConfig, opened: Opened) -> (Client, Connection) {
     let target = Target::new(&config.dbname, &state.cancel.host, state.cancel.port);
     let _ = state.target.set(Arc::new(target));
     let tls = opened.socket.is_tls();
+    let fd = opened.socket.tcp_fd();
     let connection = Connection::new(
         Box::new(opened.socket),
         tls,
@@ -204,6 +205,7 @@ fn start(config: &ResolvedConfig, opened: Opened) -> (Client, Connection) {
         state.clone(),
         opened.decoder,
         opened.leftover,
+        fd,
     );
     (Client::new(state), connection)
 }

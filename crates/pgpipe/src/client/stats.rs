@@ -26,6 +26,13 @@ pub struct ClientStats {
     /// Statements of coalesced groups sent again on their own Sync after a
     /// neighbour failed (or because they were refused with 25001).
     pub coalesced_sent_again: u64,
+    /// Times a long answer (past 1 MiB) made the driver ask the kernel to
+    /// wake it only once 64 KiB wait (`SO_RCVLOWAT`, TCP on Linux; see
+    /// [`Connection::receive_low_water`](crate::Connection::receive_low_water)).
+    pub low_water_raised: u64,
+    /// Times the driver, waiting with that mark up, found nothing more
+    /// after 1 ms and lowered it to read an answer's tail.
+    pub low_water_tail_waits: u64,
 }
 
 impl Client {
@@ -33,6 +40,7 @@ impl Client {
     pub fn stats(&self) -> ClientStats {
         let (socket_reads, socket_writes, largest_read_bytes) = self.shared().counters.snapshot();
         let (coalesced_statements, coalesced_sent_again) = self.shared().counters.coalesced();
+        let (low_water_raised, low_water_tail_waits) = self.shared().counters.low_water();
         ClientStats {
             coalesced_statements,
             coalesced_sent_again,
@@ -45,6 +53,8 @@ impl Client {
             socket_reads,
             socket_writes,
             largest_read_bytes,
+            low_water_raised,
+            low_water_tail_waits,
         }
     }
 }

@@ -21,6 +21,17 @@ pub(crate) enum Socket {
 }
 
 impl Socket {
+    /// The TCP socket's descriptor (under TLS too), for socket options.
+    pub(crate) fn tcp_fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        match self {
+            Socket::Tcp(s) => Some(s.as_raw_fd()),
+            Socket::Unix(_) => None,
+            #[cfg(feature = "tls")]
+            Socket::Tls(s) => Some(s.get_ref().0.as_raw_fd()),
+        }
+    }
+
     /// Whether the connection is encrypted.
     pub(crate) fn is_tls(&self) -> bool {
         match self {

@@ -31,6 +31,8 @@ pub(crate) struct Counters {
     largest_read: AtomicUsize,
     grouped: AtomicU64,
     sent_again: AtomicU64,
+    low_water_raised: AtomicU64,
+    low_water_tails: AtomicU64,
 }
 
 impl Counters {
@@ -57,6 +59,24 @@ impl Counters {
         (
             self.grouped.load(Ordering::Relaxed),
             self.sent_again.load(Ordering::Relaxed),
+        )
+    }
+
+    /// The receive low-water mark went up for a long answer.
+    pub(crate) fn low_water_raised(&self) {
+        self.low_water_raised.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The tail wait ran out with the mark up.
+    pub(crate) fn low_water_tail(&self) {
+        self.low_water_tails.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// (times the low-water mark went up, tail waits that ran out) so far.
+    pub(crate) fn low_water(&self) -> (u64, u64) {
+        (
+            self.low_water_raised.load(Ordering::Relaxed),
+            self.low_water_tails.load(Ordering::Relaxed),
         )
     }
 

@@ -9,6 +9,7 @@ mod copy_data;
 mod counters;
 mod events;
 mod gate;
+mod low_water;
 mod queue;
 mod reservation;
 mod responses;

@@ -1,0 +1,360 @@
+//! Fewer wake-ups for a long answer: the socket's receive low-water mark.
+//!
+//! PostgreSQL sends a long result in 8 KiB pieces. A client that keeps up
+//! is asleep when each one lands, so each costs a kernel wake-up of the
+//! driver's thread, a read and a hand-off to the consumer; on a machine
+//! where client and server share the CPUs the woken client also tends to
+//! land on the server's CPU (a socket wake-up is a "sync" wake-up) and
+//! preempt it there, hundreds of times per result (docs/benchmarks.md,
+//! "Issue 30, part 2: stream rows/s, third attempt"). Once one answer has
+//! brought [`RAISE_AFTER`] bytes, the driver sets `SO_RCVLOWAT` to
+//! [`MARK`]: the kernel then wakes it once per 64 KiB instead of per
+//! piece. The answer's tail is usually shorter than the mark and would
+//! never wake it, so when the driver has waited [`TAIL`] with the mark up
+//! it lowers the mark, and Linux signals readiness at once for the bytes
+//! already there (`tcp_set_rcvlowat` calls `tcp_data_ready`, since Linux
+//! 4.18; older kernels and other systems keep the plain behaviour). The
+//! mark comes down as soon as the answer ends, so short answers behind it
+//! never wait. The price: an answer longer than 1 MiB ends up to about
+//! 2 ms later (tokio's timer ticks in milliseconds), and a producer that
+//! trickles rows after its first MiB has one such wait, not one per row.
+
+use std::future::Future;
+use std::os::fd::RawFd;
+use std::pin::Pin;
+use std::sync::OnceLock;
+use std::task::Context;
+use std::time::Duration;
+
+use tokio::time::{Instant, Sleep};
+
+use crate::driver::counters::Counters;
+
+/// Bytes of one answer after which the mark goes up: below this the
+/// tail's wait would cost more than the wake-ups it saves.
+const RAISE_AFTER: usize = 1 << 20;
+
+/// The low-water mark while raised: one full read (see
+/// [`READ_CHUNK`](super::connection::READ_CHUNK)).
+const MARK: libc::c_int = 64 * 1024;
+
+/// How long the driver waits with the mark up and nothing to read before
+/// it lowers the mark for the answer's tail.
+const TAIL: Duration = Duration::from_millis(1);
+
+/// The mark's state for one connection's socket.
+pub(crate) struct LowWater {
+    /// The TCP socket (also under TLS); `None` where the mark is not used
+    /// (Unix-domain sockets, kernels without the signal on lowering, a
+    /// failed `setsockopt`).
+    fd: Option<RawFd>,
+    /// The user's choice ([`Connection::receive_low_water`](crate::Connection::receive_low_water)).
+    on: bool,
+    raised: bool,
+    /// Bytes of the current answer since it began or since the last tail
+    /// wait.
+    streamed: usize,
+    tail: Option<Pin<Box<Sleep>>>,
+    /// A read brought bytes since the tail timer was last set.
+    rearm: bool,
+}
+
+impl LowWater {
+    pub(crate) fn new(fd: Option<RawFd>) -> LowWater {
+        LowWater {
+            fd: fd.filter(|_| supported()),
+            on: true,
+            raised: false,
+            streamed: 0,
+            tail: None,
+            rearm: true,
+        }
+    }
+
+    /// Uses the mark for long answers, or stops (lowering it first if it
+    /// is up).
+    pub(crate) fn turn(&mut self, on: bool, counters: &Counters) {
+        if !on {
+            self.set(false, counters);
+        }
+        self.on = on;
+    }
+
+    /// `len` bytes of the answer at the front were handed over;
+    /// `complete`: that answer ended.
+    pub(crate) fn delivered(&mut self, len: usize, complete: bool, counters: &Counters) {
+        if complete {
+            self.streamed = 0;
+            self.set(false, counters);
+        } else {
+            self.streamed += len;
+            if self.streamed >= RAISE_AFTER {
+                self.set(true, counters);
+            }
+        }
+    }
+
+    /// A read brought bytes: the tail wait starts over from the next park.
+    pub(crate) fn read_something(&mut self) {
+        self.rearm = true;
+    }
+
+    /// Called before the driver parks. Returns true when the tail wait
+    /// ran out and the mark came down: the kernel signals the bytes that
+    /// wait, so the driver should poll its read again.
+    pub(crate) fn poll_tail(&mut self, cx: &mut Context<'_>, counters: &Counters) -> bool {
+        if !self.raised {
+            return false;
+        }
+        let tail = self
+            .tail
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(TAIL)));
+        if self.rearm {
+            tail.as_mut().reset(Instant::now() + TAIL);
+            self.rearm = false;
+        }
+        if tail.as_mut().poll(cx).is_pending() {
+            return false;
+        }
+        counters.low_water_tail();
+        // Another MiB before the mark goes up again: a producer that
+        // trickles pays this wait once, not once per row.
+        self.streamed = 0;
+        self.set(false, counters);
+        true
+    }
+
+    fn set(&mut self, raise: bool, counters: &Counters) {
+        if raise == self.raised || (raise && !self.on) {
+            return;
+        }
+        let Some(fd) = self.fd else { return };
+        let value: libc::c_int = if raise { MARK } else { 1 };
+        // SAFETY: `fd` is the connection's socket, open for as long as
+        // the driver (which owns the stream) lives; the option's value is
+        // a c_int of the size passed.
+        let rc = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVLOWAT,
+                (&value as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if rc == 0 {
+            self.raised = raise;
+            if raise {
+                counters.low_water_raised();
+            }
+        } else {
+            // The socket refused: read as before (a mark left up would
+            // still be lowered by the tail wait, which checks `raised`).
+            self.fd = None;
+        }
+    }
+}
+
+/// Whether the kernel signals readiness when the mark is lowered over
+/// bytes already queued: Linux 4.18 or later.
+fn supported() -> bool {
+    static SUPPORTED: OnceLock<bool> = OnceLock::new();
+    *SUPPORTED.get_or_init(|| cfg!(target_os = "linux") && kernel_at_least(4, 18))
+}
+
+fn kernel_at_least(major: u32, minor: u32) -> bool {
+    // SAFETY: `uname` fills the zeroed struct; its fields are
+    // NUL-terminated strings.
+    let release = unsafe {
+        let mut name: libc::utsname = std::mem::zeroed();
+        if libc::uname(&mut name) != 0 {
+            return false;
+        }
+        std::ffi::CStr::from_ptr(name.release.as_ptr())
+            .to_string_lossy()
+            .into_owned()
+    };
+    release_at_least(&release, major, minor)
+}
+
+/// Whether a kernel release string such as `6.1.0-18-amd64` is at least
+/// `major.minor`.
+fn release_at_least(release: &str, major: u32, minor: u32) -> bool {
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(a), Some(b)) => (a, b) >= (major, minor),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{TcpListener, TcpStream};
+    use std::os::fd::AsRawFd;
+
+    use super::*;
+
+    /// A connected pair of real TCP sockets on loopback: (ours, the peer).
+    fn pair() -> (TcpStream, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let ours = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (peer, _) = listener.accept().unwrap();
+        (ours, peer)
+    }
+
+    /// The socket's SO_RCVLOWAT as the kernel holds it.
+    fn mark(socket: &TcpStream) -> libc::c_int {
+        let mut value: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: an open socket; value and len are valid for the call.
+        let rc = unsafe {
+            libc::getsockopt(
+                socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVLOWAT,
+                (&mut value as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(rc, 0);
+        value
+    }
+
+    /// Whether poll(2) reports the socket readable right now.
+    fn readable(socket: &TcpStream) -> bool {
+        let mut fd = libc::pollfd {
+            fd: socket.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, no wait.
+        let n = unsafe { libc::poll(&mut fd, 1, 0) };
+        n == 1 && fd.revents & libc::POLLIN != 0
+    }
+
+    #[test]
+    fn the_mark_goes_up_past_a_mib_and_down_when_the_answer_ends() {
+        if !supported() {
+            return;
+        }
+        let (ours, _peer) = pair();
+        let counters = Counters::default();
+        let mut low = LowWater::new(Some(ours.as_raw_fd()));
+        low.delivered(RAISE_AFTER - 1, false, &counters);
+        assert_eq!(mark(&ours), 1, "up before a MiB");
+        low.delivered(1, false, &counters);
+        assert_eq!(mark(&ours), MARK);
+        assert_eq!(counters.low_water(), (1, 0));
+        low.delivered(10, true, &counters);
+        assert_eq!(mark(&ours), 1, "still up after the answer ended");
+        // The next answer starts from nothing.
+        low.delivered(RAISE_AFTER / 2, false, &counters);
+        assert_eq!(mark(&ours), 1);
+    }
+
+    #[test]
+    fn turned_off_it_comes_down_and_stays_down() {
+        if !supported() {
+            return;
+        }
+        let (ours, _peer) = pair();
+        let counters = Counters::default();
+        let mut low = LowWater::new(Some(ours.as_raw_fd()));
+        low.delivered(RAISE_AFTER, false, &counters);
+        assert_eq!(mark(&ours), MARK);
+        low.turn(false, &counters);
+        assert_eq!(mark(&ours), 1);
+        low.delivered(RAISE_AFTER, false, &counters);
+        assert_eq!(mark(&ours), 1);
+        low.turn(true, &counters);
+        low.delivered(1, false, &counters);
+        assert_eq!(mark(&ours), MARK);
+    }
+
+    /// What the tail wait relies on: bytes below the mark do not make the
+    /// socket readable, and lowering the mark does at once.
+    #[test]
+    fn bytes_below_the_mark_become_readable_when_it_comes_down() {
+        if !supported() {
+            return;
+        }
+        use std::io::Write;
+        let (ours, mut peer) = pair();
+        let counters = Counters::default();
+        let mut low = LowWater::new(Some(ours.as_raw_fd()));
+        low.delivered(RAISE_AFTER, false, &counters);
+        peer.write_all(&[7u8; 100]).unwrap();
+        // Loopback delivers within the write; allow the kernel a moment
+        // anyway by polling until the bytes are counted as queued.
+        let queued = || {
+            let mut n: libc::c_int = 0;
+            // SAFETY: FIONREAD into a c_int on an open socket.
+            unsafe { libc::ioctl(ours.as_raw_fd(), libc::FIONREAD, &mut n) };
+            n
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while queued() < 100 && std::time::Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert_eq!(queued(), 100);
+        assert!(
+            !readable(&ours),
+            "100 bytes under a 64 KiB mark read as ready"
+        );
+        low.delivered(0, true, &counters);
+        assert!(readable(&ours));
+    }
+
+    /// One poll of the tail wait.
+    async fn poll_once(low: &mut LowWater, counters: &Counters) -> bool {
+        std::future::poll_fn(|cx| std::task::Poll::Ready(low.poll_tail(cx, counters))).await
+    }
+
+    /// With the mark up and nothing read for TAIL, the tail wait lowers
+    /// it, counts once, and needs another MiB before the mark goes up
+    /// again; a read in between starts the wait over.
+    #[tokio::test(start_paused = true)]
+    async fn the_tail_wait_lowers_the_mark_after_a_quiet_millisecond() {
+        if !supported() {
+            return;
+        }
+        let (ours, _peer) = pair();
+        let counters = Counters::default();
+        let mut low = LowWater::new(Some(ours.as_raw_fd()));
+        low.delivered(RAISE_AFTER, false, &counters);
+        assert!(
+            !poll_once(&mut low, &counters).await,
+            "the wait ran out at once"
+        );
+        tokio::time::advance(TAIL / 2).await;
+        low.read_something();
+        assert!(!poll_once(&mut low, &counters).await);
+        tokio::time::advance(TAIL * 3 / 4).await;
+        assert!(
+            !poll_once(&mut low, &counters).await,
+            "a read did not start the wait over"
+        );
+        assert_eq!(mark(&ours), MARK);
+        tokio::time::advance(TAIL).await;
+        assert!(poll_once(&mut low, &counters).await);
+        assert_eq!(mark(&ours), 1);
+        assert_eq!(counters.low_water(), (1, 1));
+        low.delivered(RAISE_AFTER - 1, false, &counters);
+        assert_eq!(mark(&ours), 1, "up again before another MiB");
+        low.delivered(1, false, &counters);
+        assert_eq!(mark(&ours), MARK);
+    }
+
+    #[test]
+    fn kernel_releases_compare_by_major_then_minor() {
+        assert!(release_at_least("6.1.0-18-amd64", 4, 18));
+        assert!(release_at_least("4.18.0-513.el8.x86_64", 4, 18));
+        assert!(release_at_least("5.4.0", 4, 18));
+        assert!(!release_at_least("4.15.0-213-generic", 4, 18));
+        assert!(!release_at_least("3.10.0-1160.el7.x86_64", 4, 18));
+        assert!(!release_at_least("", 4, 18));
+        assert!(!release_at_least("linux", 4, 18));
+    }
+}

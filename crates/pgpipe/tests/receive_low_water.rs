@@ -1,0 +1,161 @@
+//! Long answers raise the socket's receive low-water mark (`SO_RCVLOWAT`)
+//! so the kernel wakes the driver per 64 KiB instead of per 8 KiB piece;
+//! the mark must never cost an answer its tail, nor slow the answers after
+//! it. Real servers: the mark is a kernel setting, and only a real TCP
+//! socket shows what it does.
+
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use common::{bounded, connect, database};
+use pgpipe_testkit::{test_pki, AuthRole, TlsCluster, TlsRole};
+
+/// About 11 MB: 100,000 rows of 100 characters (plus framing).
+const LONG: &str = "SELECT g, repeat('x', 100) FROM generate_series(1, 100000) g";
+
+/// Streams [`LONG`] and checks every row.
+async fn stream_long(client: &pgpipe::Client) {
+    let mut rows = client.query_stream(LONG, ()).await.unwrap();
+    let mut count = 0i32;
+    while let Some(row) = rows.next().await {
+        let row = row.unwrap();
+        count += 1;
+        let g: i32 = row.get(0);
+        let text: &str = row.get(1);
+        assert_eq!(g, count);
+        assert_eq!(text.len(), 100);
+    }
+    assert_eq!(count, 100_000);
+    assert_eq!(rows.rows_affected(), Some(100_000));
+}
+
+/// The mark goes up during a long stream, every row arrives, and the mark
+/// is down once the answer has ended: a hundred short statements
+/// afterwards need no tail wait (with the mark left up, each one's answer,
+/// far below 64 KiB, would wait for the tail timer). Whether the mark came
+/// down by the tail wait or at the answer's end depends on who was faster,
+/// the client or the server; the unit tests in `driver/low_water.rs` check
+/// each way on a real socket.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_stream_raises_the_mark_and_the_answers_after_it_do_not_wait() {
+    bounded(async {
+        let db = database("low_water_stream");
+        let client = connect(&db).await;
+        stream_long(&client).await;
+        let after_stream = client.stats();
+        assert!(
+            after_stream.low_water_raised >= 1,
+            "an 11 MB stream never raised the mark: {after_stream:?}"
+        );
+        for i in 0..100i32 {
+            let row = client.query_one("SELECT $1::int4 + 1", (i,)).await.unwrap();
+            assert_eq!(row.get::<i32, _>(0), i + 1);
+        }
+        let after_short = client.stats();
+        assert_eq!(
+            after_short.low_water_tail_waits, after_stream.low_water_tail_waits,
+            "short answers after the stream waited for the tail timer"
+        );
+        assert_eq!(after_short.low_water_raised, after_stream.low_water_raised);
+        // A second long answer raises it again.
+        stream_long(&client).await;
+        assert!(client.stats().low_water_raised > after_short.low_water_raised);
+    })
+    .await
+}
+
+/// A producer that trickles after its first MiB: 1.9 MB at once, then 40
+/// rows of 9 KB 20 ms apart (each fills the server's 8 KiB send buffer, so
+/// each leaves on its own). Each is far below the mark: the first arrives
+/// only because the tail wait lowers it, and after that wait the mark
+/// stays down for the next MiB, so the trickle costs one wait, not one per
+/// row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_that_trickle_after_a_long_start_arrive_with_one_tail_wait() {
+    bounded(async {
+        let db = database("low_water_trickle");
+        let client = connect(&db).await;
+        let mut rows = client
+            .query_stream(
+                "SELECT g, CASE WHEN g <= 15000 THEN repeat('y', 100) \
+                 ELSE repeat('z', 9000) || pg_sleep(0.02)::text END \
+                 FROM generate_series(1, 15040) g",
+                (),
+            )
+            .await
+            .unwrap();
+        let mut count = 0i32;
+        while let Some(row) = rows.next().await {
+            let row = row.unwrap();
+            count += 1;
+            assert_eq!(row.get::<i32, _>(0), count);
+        }
+        assert_eq!(count, 15_040);
+        let stats = client.stats();
+        assert!(stats.low_water_raised >= 1, "{stats:?}");
+        assert!(stats.low_water_tail_waits >= 1, "{stats:?}");
+        // One for the trickle; a loaded machine can add one per MiB of
+        // the fast part (a server descheduled for over a millisecond).
+        assert!(
+            stats.low_water_tail_waits <= 5,
+            "the trickle waited once per row: {stats:?}"
+        );
+    })
+    .await
+}
+
+/// Turned off, the driver never touches the mark, and the stream is whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turned_off_the_mark_stays_down() {
+    bounded(async {
+        let db = database("low_water_off");
+        let (client, mut connection) = pgpipe::connect_with_driver(&db.url(AuthRole::Trust))
+            .await
+            .unwrap();
+        connection.receive_low_water(false);
+        tokio::spawn(connection);
+        stream_long(&client).await;
+        let stats = client.stats();
+        assert_eq!(stats.low_water_raised, 0, "{stats:?}");
+        assert_eq!(stats.low_water_tail_waits, 0, "{stats:?}");
+    })
+    .await
+}
+
+/// A Unix-domain socket has no use for the mark (Linux ignores it there
+/// when polling): it is left alone, and the stream is whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unix_socket_leaves_the_mark_alone() {
+    bounded(async {
+        let db = database("low_water_unix");
+        let client = pgpipe::connect(&db.socket_url(AuthRole::Trust))
+            .await
+            .unwrap();
+        stream_long(&client).await;
+        assert_eq!(client.stats().low_water_raised, 0);
+    })
+    .await
+}
+
+/// Under TLS the mark is set on the TCP socket beneath: the records of a
+/// long answer arrive per 64 KiB, and its tail still comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_stream_over_tls_raises_the_mark_and_ends() {
+    let cluster =
+        TlsCluster::with_tls().unwrap_or_else(|e| panic!("cannot start the TLS cluster: {e}"));
+    bounded(async {
+        let root = test_pki().expect("PKI").root_cert().display().to_string();
+        let url = cluster.url(
+            TlsRole::SslOnly,
+            "localhost",
+            &format!("sslmode=verify-full&sslrootcert={root}"),
+        );
+        let client = pgpipe::connect(&url).await.unwrap();
+        stream_long(&client).await;
+        assert!(client.stats().low_water_raised >= 1);
+        let row = client.query_one("SELECT 41 + 1", ()).await.unwrap();
+        assert_eq!(row.get::<i32, _>(0), 42);
+    })
+    .await
+}
