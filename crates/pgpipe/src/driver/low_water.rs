@@ -204,6 +204,17 @@ mod tests {
         (ours, peer)
     }
 
+    /// Our socket of a fresh pair, the peer, and a mark on ours; `None`
+    /// where the kernel lacks what the mark relies on (nothing to test).
+    fn socket_with_mark() -> Option<(TcpStream, TcpStream, Counters, LowWater)> {
+        if !supported() {
+            return None;
+        }
+        let (ours, peer) = pair();
+        let low = LowWater::new(Some(ours.as_raw_fd()));
+        Some((ours, peer, Counters::default(), low))
+    }
+
     /// The socket's SO_RCVLOWAT as the kernel holds it.
     fn mark(socket: &TcpStream) -> libc::c_int {
         let mut value: libc::c_int = 0;
@@ -236,12 +247,9 @@ mod tests {
 
     #[test]
     fn the_mark_goes_up_past_a_mib_and_down_when_the_answer_ends() {
-        if !supported() {
+        let Some((ours, _peer, counters, mut low)) = socket_with_mark() else {
             return;
-        }
-        let (ours, _peer) = pair();
-        let counters = Counters::default();
-        let mut low = LowWater::new(Some(ours.as_raw_fd()));
+        };
         low.delivered(RAISE_AFTER - 1, false, &counters);
         assert_eq!(mark(&ours), 1, "up before a MiB");
         low.delivered(1, false, &counters);
@@ -256,12 +264,9 @@ mod tests {
 
     #[test]
     fn turned_off_it_comes_down_and_stays_down() {
-        if !supported() {
+        let Some((ours, _peer, counters, mut low)) = socket_with_mark() else {
             return;
-        }
-        let (ours, _peer) = pair();
-        let counters = Counters::default();
-        let mut low = LowWater::new(Some(ours.as_raw_fd()));
+        };
         low.delivered(RAISE_AFTER, false, &counters);
         assert_eq!(mark(&ours), MARK);
         low.turn(false, &counters);
@@ -277,13 +282,10 @@ mod tests {
     /// socket readable, and lowering the mark does at once.
     #[test]
     fn bytes_below_the_mark_become_readable_when_it_comes_down() {
-        if !supported() {
-            return;
-        }
         use std::io::Write;
-        let (ours, mut peer) = pair();
-        let counters = Counters::default();
-        let mut low = LowWater::new(Some(ours.as_raw_fd()));
+        let Some((ours, mut peer, counters, mut low)) = socket_with_mark() else {
+            return;
+        };
         low.delivered(RAISE_AFTER, false, &counters);
         peer.write_all(&[7u8; 100]).unwrap();
         // Loopback delivers within the write; allow the kernel a moment
@@ -317,12 +319,9 @@ mod tests {
     /// again; a read in between starts the wait over.
     #[tokio::test(start_paused = true)]
     async fn the_tail_wait_lowers_the_mark_after_a_quiet_millisecond() {
-        if !supported() {
+        let Some((ours, _peer, counters, mut low)) = socket_with_mark() else {
             return;
-        }
-        let (ours, _peer) = pair();
-        let counters = Counters::default();
-        let mut low = LowWater::new(Some(ours.as_raw_fd()));
+        };
         low.delivered(RAISE_AFTER, false, &counters);
         assert!(
             !poll_once(&mut low, &counters).await,
