@@ -128,7 +128,10 @@ impl LowWater {
         if raise == self.raised || (raise && !self.on) {
             return;
         }
-        let Some(fd) = self.fd else { return };
+        let Some(fd) = self.fd else {
+            self.raised = false;
+            return;
+        };
         let value: libc::c_int = if raise { MARK } else { 1 };
         // SAFETY: `fd` is the connection's socket, open for as long as
         // the driver (which owns the stream) lives; the option's value is
@@ -148,9 +151,12 @@ impl LowWater {
                 counters.low_water_raised();
             }
         } else {
-            // The socket refused: read as before (a mark left up would
-            // still be lowered by the tail wait, which checks `raised`).
+            // The socket refused (only a socket the kernel no longer
+            // knows does): read as before. `raised` goes down with it, or
+            // the tail wait, finding the mark still up, would report it
+            // lowered on every poll and the driver would spin.
             self.fd = None;
+            self.raised = false;
         }
     }
 }
@@ -344,6 +350,28 @@ mod tests {
         assert_eq!(mark(&ours), 1, "up again before another MiB");
         low.delivered(1, false, &counters);
         assert_eq!(mark(&ours), MARK);
+    }
+
+    /// A mark the socket refuses to lower (the descriptor gone) is taken
+    /// as down: the tail wait reports it once, then lets the driver park
+    /// instead of reporting it lowered on every poll.
+    #[tokio::test(start_paused = true)]
+    async fn a_mark_that_cannot_be_lowered_does_not_make_the_driver_spin() {
+        let Some((ours, _peer, counters, mut low)) = socket_with_mark() else {
+            return;
+        };
+        low.delivered(RAISE_AFTER, false, &counters);
+        assert_eq!(mark(&ours), MARK);
+        // No descriptor is -1: setsockopt fails with EBADF.
+        low.fd = Some(-1);
+        assert!(!poll_once(&mut low, &counters).await);
+        tokio::time::advance(TAIL * 2).await;
+        assert!(poll_once(&mut low, &counters).await);
+        assert!(
+            !poll_once(&mut low, &counters).await,
+            "the tail wait reported the mark lowered again: the driver would spin"
+        );
+        assert_eq!(counters.low_water(), (1, 1));
     }
 
     #[test]
