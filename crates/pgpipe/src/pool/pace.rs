@@ -11,9 +11,23 @@
 //! traced to one or two slow lane connections at a time). A statement now
 //! goes where the expected wait is shortest: statements ahead times the
 //! time per answer, that time measured over the connection's last busy
-//! window, and never less than the time it has spent on its current one
-//! without an answer (so a stalled connection stops receiving work before
-//! its first late answer comes back).
+//! window, and never less than the current window's time over its answers
+//! so far plus those in flight (so a stalled connection stops receiving
+//! work before its first late answer comes back).
+//!
+//! Two ways a measure outlived its truth, both seen in a trace of the lane
+//! at saturation (one Sync per statement, 64 requests of 20): answers are
+//! counted when their caller's task runs, so a connection holding one
+//! request shows none for the request's whole life, and taken as at least
+//! its age *per answer* it looked 20 times slower than it was; and a
+//! connection measured slow once (183 ms per answer, over a window of one
+//! answer) got work only when idle, never stayed busy long enough to close
+//! a window, and kept that measure for the rest of the run. The lane ran on
+//! two of its four connections, 500-1,000 statements deep, while requests
+//! on the other two took 3 ms: a p10 of 3.4 ms and a p99 of 121. So the
+//! floor counts the statements in flight as if answered now (a lower bound
+//! that holds however answers are counted), and a measure expires after
+//! [`STALE_US`].
 //!
 //! Cheap: a statement's end only counts an answer (one atomic add); the
 //! clock is read once per placement, which reads it anyway, and a busy
@@ -32,6 +46,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// 10 ms and 30 ms brought it to 0.8-1.1x, 30 ms with the lower p99.9.
 const WINDOW_US: u64 = 30_000;
 
+/// A measured pace older than this no longer counts: the connection is
+/// taken to be as fast as the fastest known one until a new window closes.
+/// A connection that is busy keeps closing windows; one that is not (new
+/// work avoided it) would otherwise keep a slow spell's measure for good.
+/// Four windows: a slow spell of a second or more (the spells seen) keeps
+/// being measured while it lasts.
+const STALE_US: u64 = 4 * WINDOW_US;
+
 /// A lane connection's pace. Times are microseconds since the lane's
 /// epoch (0 stands for "idle", so a window never starts at 0).
 #[derive(Default)]
@@ -43,6 +65,8 @@ pub(super) struct Pace {
     /// Nanoseconds per answer over the last closed window; 0 until one has
     /// closed.
     per_answer_ns: AtomicU64,
+    /// When that window closed.
+    measured_us: AtomicU64,
 }
 
 /// What placement reads of one connection.
@@ -53,7 +77,8 @@ pub(super) struct Load {
     /// Its measured time per answer, if known.
     pub(super) per_answer_ns: Option<u64>,
     /// Time since its current window began over the answers in it plus
-    /// one: how slow it is at least, judged by the answer not yet back.
+    /// the statements in flight: how slow it is at least, were every
+    /// statement in flight answered now.
     pub(super) at_least_ns: u64,
 }
 
@@ -83,7 +108,7 @@ impl Pace {
         if since != 0 && in_flight != 0 {
             let answers = self.answers.load(Ordering::Relaxed);
             let elapsed_ns = now_us.saturating_sub(since).saturating_mul(1000);
-            at_least_ns = elapsed_ns / (answers + 1);
+            at_least_ns = elapsed_ns / (answers + in_flight as u64);
             // One closer per window: the one that moves its start.
             if answers > 0
                 && elapsed_ns >= WINDOW_US * 1000
@@ -95,13 +120,15 @@ impl Pace {
                 self.answers.fetch_sub(answers, Ordering::Relaxed);
                 self.per_answer_ns
                     .store(elapsed_ns / answers, Ordering::Relaxed);
+                self.measured_us.store(now_us, Ordering::Relaxed);
                 at_least_ns = 0;
             }
         }
         let per_answer_ns = self.per_answer_ns.load(Ordering::Relaxed);
+        let fresh = now_us.saturating_sub(self.measured_us.load(Ordering::Relaxed)) <= STALE_US;
         Load {
             in_flight: in_flight as u64,
-            per_answer_ns: (per_answer_ns > 0).then_some(per_answer_ns),
+            per_answer_ns: (per_answer_ns > 0 && fresh).then_some(per_answer_ns),
             at_least_ns,
         }
     }
@@ -199,12 +226,13 @@ mod tests {
         // 20 ms in: too short to close.
         let early = pace.load(100, 21_000);
         assert_eq!(early.per_answer_ns, None);
-        assert_eq!(early.at_least_ns, 20_000_000 / 41);
+        // At least 20 ms over the 40 answered and the 100 in flight.
+        assert_eq!(early.at_least_ns, 20_000_000 / 140);
         // 30 ms in: 30 ms over 40 answers.
         let closed = pace.load(100, 31_000);
         assert_eq!(closed.per_answer_ns, Some(750_000));
         // The next window starts where this one closed.
-        assert_eq!(pace.load(100, 31_300).at_least_ns, 300_000);
+        assert_eq!(pace.load(100, 31_300).at_least_ns, 300_000 / 100);
     }
 
     #[test]
@@ -213,7 +241,7 @@ mod tests {
         pace.started(1);
         let load = pace.load(3, 50_001);
         assert_eq!(load.per_answer_ns, None);
-        assert_eq!(load.at_least_ns, 50_000_000);
+        assert_eq!(load.at_least_ns, 50_000_000 / 3);
     }
 
     #[test]
@@ -238,10 +266,54 @@ mod tests {
         pace.answered(1);
         pace.answered(1);
         // 2 answers early on, then nothing for a while: the window closed
-        // at 30 ms, and 970 ms later no answer has come.
+        // at 30 ms, and 970 ms later no answer has come. The measure has
+        // expired by then; the floor is what keeps the connection avoided.
         assert_eq!(pace.load(1, 30_010).per_answer_ns, Some(15_000_000));
         let load = pace.load(1, 1_000_010);
         assert_eq!(load.at_least_ns, 970_000_000);
-        assert_eq!(load.per_answer_ns, Some(15_000_000));
+        assert_eq!(load.per_answer_ns, None);
+        let busy = load_of(400, Some(100_000), 0);
+        assert_eq!(quickest([load, busy].into_iter()), Some(1));
+    }
+
+    fn load_of(in_flight: u64, per_answer_ns: Option<u64>, at_least_ns: u64) -> Load {
+        load(in_flight, per_answer_ns, at_least_ns)
+    }
+
+    #[test]
+    fn one_request_whose_answers_are_counted_together_is_not_taken_for_slow() {
+        // One caller's 20 statements, 5 ms in: their answers are counted
+        // when that caller's task runs, so none is counted yet. Taken as
+        // 5 ms per answer it would wait 100 ms; at least it is 5 ms.
+        let pace = Pace::default();
+        pace.started(1_000);
+        let one_request = pace.load(20, 6_000);
+        assert_eq!(one_request.at_least_ns, 5_000_000 / 20);
+        // A connection 500 deep at 30 us per answer waits 15 ms.
+        let deep = load_of(500, Some(30_000), 0);
+        assert_eq!(quickest([deep, one_request].into_iter()), Some(1));
+    }
+
+    #[test]
+    fn a_slow_measure_expires_when_the_connection_is_not_kept_busy() {
+        // One answer in 183 ms: the window closes with a slow measure.
+        let pace = Pace::default();
+        pace.started(1);
+        pace.answered(19);
+        assert_eq!(pace.load(19, 183_001).per_answer_ns, Some(183_000_000));
+        // Avoided since, it only ever holds one request for a few ms at a
+        // time and never closes another window.
+        pace.answered(0);
+        for start in [200_000, 250_000, 300_000] {
+            pace.started(start);
+            pace.answered(0);
+        }
+        let fresh = pace.load(0, 183_001 + STALE_US);
+        assert_eq!(fresh.per_answer_ns, Some(183_000_000));
+        let expired = pace.load(20, 183_002 + STALE_US);
+        assert_eq!(expired.per_answer_ns, None);
+        // Unknown counts as the fastest known: 20 statements against 500.
+        let deep = load_of(500, Some(30_000), 0);
+        assert_eq!(quickest([deep, expired].into_iter()), Some(1));
     }
 }
