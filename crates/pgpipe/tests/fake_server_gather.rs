@@ -1,7 +1,8 @@
 //! Under a deep pipeline, on a current-thread runtime, the driver lets new
 //! requests gather instead of writing each on its own, and writes them as
 //! soon as fewer than 16 requests are in flight or 8 have gathered; on a
-//! multi-thread runtime it writes them at once. The scripted fake server
+//! multi-thread runtime only from 64 in flight (see
+//! `pipelining::a_pipeline_deep_enough_to_gather_on_a_multi_thread_runtime_answers_everyone`). The scripted fake server
 //! decides when answers go out, so it can show what the client holds back
 //! and when it lets go (a real server answers too fast to tell). The
 //! `#[tokio::test]`s below run on a current-thread runtime.
@@ -206,11 +207,12 @@ async fn a_copy_fail_behind_held_back_statements_goes_at_once() {
     assert_eq!(transcript.bodies(b'Q').len(), 2 * CALLERS - 1);
 }
 
-/// On a multi-thread runtime nothing gathers: held requests would wait for
-/// the driver's next read, which waits for a worker to poll tokio's I/O
-/// driver, and meanwhile the server can run dry. With 16 requests still in
-/// flight, the four answered callers' second statements must reach the
-/// server before it sends another answer.
+/// On a multi-thread runtime nothing gathers below 64 in flight: held
+/// requests would wait for the driver's next read, which waits for a
+/// worker to poll tokio's I/O driver, and meanwhile the server can run
+/// dry. With 16 requests still in flight, the four answered callers'
+/// second statements must reach the server before it sends another
+/// answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_a_multi_thread_runtime_requests_go_at_once_under_a_deep_pipeline() {
     let mut script = Script::new().expect_startup().send(msg::handshake());

@@ -46,6 +46,37 @@ async fn a_thousand_concurrent_tasks_each_get_their_own_answer() {
     .await
 }
 
+/// 256 tasks of 20 statements each on one client keep about 256 requests
+/// in flight: deep enough that, on a multi-thread runtime too, answered
+/// callers' next requests gather and wait for the driver's next read
+/// (from 64 in flight). Every task must get each of its answers: nothing
+/// held back may wait for an answer that only comes after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pipeline_deep_enough_to_gather_on_a_multi_thread_runtime_answers_everyone() {
+    bounded(async {
+        let db = database("pipeline_gather");
+        let client = connect(&db).await;
+        let tasks: Vec<_> = (0..256i32)
+            .map(|i| {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    for j in 0..20i32 {
+                        let row = client
+                            .query_one("SELECT $1::int4 * 100 + $2::int4", (i, j))
+                            .await
+                            .unwrap();
+                        assert_eq!(row.get::<i32, _>(0), i * 100 + j);
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+    })
+    .await
+}
+
 /// Polls `fut` up to `max` times and returns how many polls it took to
 /// complete, if it did. It is polled only when woken (the first time at
 /// once), so the count is the number of await points it passed, not a

@@ -103,11 +103,10 @@ pub struct Connection {
     /// The last read found the socket drained (it returned less than it
     /// asked for, or nothing): the server, not this driver, is behind.
     caught_up: bool,
-    /// Whether new requests may gather under a deep pipeline: only when
-    /// this driver runs on a current-thread runtime (see
-    /// [`queue::gathers`]). Learnt at the first poll, from the runtime
-    /// that polls it.
-    gather_writes: Option<bool>,
+    /// The requests in flight from which new ones gather (see
+    /// [`queue::gathers`]): deeper on a multi-thread runtime. Learnt at
+    /// the first poll, from the runtime that polls it.
+    gather_writes: Option<usize>,
     /// The receive low-water mark for long answers.
     low_water: LowWater,
 }
@@ -218,7 +217,8 @@ impl Connection {
     /// Whether the queued requests wait for company instead of being
     /// written now (see [`queue::gathers`]).
     fn gathers(&self, q: &Queue) -> bool {
-        self.gather_writes == Some(true) && queue::gathers(q, self.in_flight.len(), self.caught_up)
+        self.gather_writes
+            .is_some_and(|depth| queue::gathers(q, self.in_flight.len(), depth, self.caught_up))
     }
 
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Result<bool, Error> {
@@ -566,7 +566,7 @@ impl Future for Connection {
             return Poll::Ready(Ok(()));
         }
         if this.gather_writes.is_none() {
-            this.gather_writes = Some(queue::gathering_runtime());
+            this.gather_writes = Some(queue::gather_depth());
         }
         let result = match this.poll_inner(cx) {
             Poll::Pending => return Poll::Pending,

@@ -17,8 +17,20 @@ use crate::driver::StatementCache;
 pub(crate) const MAX_IN_FLIGHT: usize = 4096;
 
 /// Requests in flight from which new requests gather in the write buffer
-/// instead of going out one write each (see [`gathers`]).
+/// instead of going out one write each (see [`gathers`]), on a
+/// current-thread runtime.
 const GATHER_DEPTH: usize = 16;
+
+/// The same on a multi-thread runtime, where a held request waits longer
+/// for its release (see [`gathers`]): deep enough that the server still
+/// has a millisecond or more of work when the held requests would be
+/// needed. Measured (docs/benchmarks.md, "Issue 30, part 1: gathering
+/// again on the multi-thread runtime, deeper"): at 256 tasks on one
+/// connection, 64 cut the client's read and write calls per statement
+/// from 1.44-1.52 to 0.95-0.97 and its CPU per statement from 1.03-1.19x
+/// tokio-postgres's to 0.90-0.92x; two connections of 64 tasks never
+/// reach it (16 starved their backends there).
+const GATHER_DEPTH_MULTI_THREAD: usize = 64;
 
 /// The most requests that gather: they go out together once this many
 /// wait.
@@ -38,8 +50,8 @@ pub(crate) fn gathered_enough(slots: usize, bytes: usize) -> bool {
 /// written now. Under a deep pipeline each answer wakes one caller,
 /// whose next request would otherwise be one write (one `send`, and on
 /// loopback the server's side of TCP too) per statement: most of a
-/// per-statement client's CPU. So while at least [`GATHER_DEPTH`]
-/// requests are in flight and the socket is drained, up to
+/// per-statement client's CPU. So while at least `depth` requests
+/// ([`gather_depth`]) are in flight and the socket is drained, up to
 /// [`GATHER_MAX`] new ones gather and go out in one write; they go as
 /// soon as that many wait or fewer are in flight (checked after every
 /// read). That costs no latency: the server runs requests in order,
@@ -56,32 +68,40 @@ pub(crate) fn gathered_enough(slots: usize, bytes: usize) -> bool {
 /// then be idle, waiting. `in_flight`: requests written and not yet
 /// answered; `caught_up`: the driver's last read drained the socket.
 ///
-/// Only on a current-thread runtime ([`gathering_runtime`]). On a
-/// multi-thread runtime the held requests go at the driver's next read,
-/// and that waits for a worker to poll tokio's I/O driver, which a
-/// worker busy with the answered callers does only when it runs out of
-/// tasks (or every few dozen polls): meanwhile the server can run dry.
-/// Measured there (`pipeline 2conn`, two connections of 64 tasks, 2
-/// cores), with gathering the backends switched 0.13 times per statement
-/// instead of 0.04, the client 0.38-0.42 times instead of
-/// 0.13-0.21, and the rate fall from 48-50k to 36-47k statements/s; on
-/// one thread it saves about a seventh of the client's CPU per statement
-/// at the same rate (docs/benchmarks.md, "Issue 30, part 1: gathered
-/// writes only on one thread, and parks per operation").
-pub(super) fn gathers(q: &Queue, in_flight: usize, caught_up: bool) -> bool {
+/// The depth is [`GATHER_DEPTH`] on a current-thread runtime and
+/// [`GATHER_DEPTH_MULTI_THREAD`] on a multi-thread one. There the held
+/// requests go at the driver's next read, and that waits for a worker to
+/// poll tokio's I/O driver, which a worker busy with the answered callers
+/// does only when it runs out of tasks (or every few dozen polls): with too
+/// shallow a margin the server runs dry meanwhile. Measured with 16 there
+/// (`pipeline 2conn`, two connections of 64 tasks, 2 cores): the backends
+/// switched 0.13 times per statement instead of 0.04, the client
+/// 0.38-0.42 times instead of 0.13-0.21, and the rate fell from 48-50k to
+/// 36-47k statements/s; on one thread gathering saves about a seventh of
+/// the client's CPU per statement at the same rate (docs/benchmarks.md,
+/// "Issue 30, part 1: gathered writes only on one thread, and parks per
+/// operation").
+pub(super) fn gathers(q: &Queue, in_flight: usize, depth: usize, caught_up: bool) -> bool {
     // Terminate sets `flush_now` too.
     caught_up
-        && in_flight >= GATHER_DEPTH
+        && in_flight >= depth
         && !gathered_enough(q.slots.len(), q.write_buf.len())
         && !q.flush_now
         && !q.is_reserved()
 }
 
-/// Whether the runtime polling the driver lets requests gather (see
-/// [`gathers`]): a current-thread runtime.
-pub(super) fn gathering_runtime() -> bool {
-    tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread)
+/// The requests in flight from which new ones gather (see [`gathers`])
+/// under the runtime polling the driver: [`GATHER_DEPTH`] on a
+/// current-thread runtime, [`GATHER_DEPTH_MULTI_THREAD`] otherwise (also
+/// outside any runtime, where nobody knows how soon the next poll comes).
+pub(super) fn gather_depth() -> usize {
+    let current_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread);
+    if current_thread {
+        GATHER_DEPTH
+    } else {
+        GATHER_DEPTH_MULTI_THREAD
+    }
 }
 
 /// What callers queue for the driver, under the one short lock of
@@ -136,5 +156,34 @@ impl Queue {
     /// statements are never held back (see [`gathers`]).
     pub(crate) fn is_reserved(&self) -> bool {
         self.reservation.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_gather_from_16_in_flight_on_one_thread() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        assert_eq!(rt.block_on(async { gather_depth() }), GATHER_DEPTH);
+        assert_eq!(GATHER_DEPTH, 16);
+    }
+
+    #[test]
+    fn requests_gather_only_from_64_in_flight_on_a_multi_thread_runtime() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        assert_eq!(
+            rt.block_on(async { tokio::spawn(async { gather_depth() }).await.unwrap() }),
+            GATHER_DEPTH_MULTI_THREAD
+        );
+        assert_eq!(GATHER_DEPTH_MULTI_THREAD, 64);
+        // Outside any runtime nobody knows how soon the next poll comes.
+        assert_eq!(gather_depth(), GATHER_DEPTH_MULTI_THREAD);
     }
 }
