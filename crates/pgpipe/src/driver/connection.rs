@@ -106,7 +106,7 @@ pub struct Connection {
     /// The requests in flight from which new ones gather (see
     /// [`queue::gathers`]): deeper on a multi-thread runtime. Learnt at
     /// the first poll, from the runtime that polls it.
-    gather_writes: Option<usize>,
+    gather_depth: Option<usize>,
     /// The receive low-water mark for long answers.
     low_water: LowWater,
 }
@@ -178,7 +178,7 @@ impl Connection {
             paused_on: None,
             read_at: None,
             caught_up: true,
-            gather_writes: None,
+            gather_depth: None,
             low_water: LowWater::new(fd),
         }
     }
@@ -217,7 +217,7 @@ impl Connection {
     /// Whether the queued requests wait for company instead of being
     /// written now (see [`queue::gathers`]).
     fn gathers(&self, q: &Queue) -> bool {
-        self.gather_writes
+        self.gather_depth
             .is_some_and(|depth| queue::gathers(q, self.in_flight.len(), depth, self.caught_up))
     }
 
@@ -565,8 +565,8 @@ impl Future for Connection {
         if this.finished {
             return Poll::Ready(Ok(()));
         }
-        if this.gather_writes.is_none() {
-            this.gather_writes = Some(queue::gather_depth());
+        if this.gather_depth.is_none() {
+            this.gather_depth = Some(queue::gather_depth());
         }
         let result = match this.poll_inner(cx) {
             Poll::Pending => return Poll::Pending,
