@@ -47,10 +47,19 @@ impl Bouncer {
     pub fn start(cluster: &Cluster) -> Result<Bouncer, TestkitError> {
         let binary = find_binary()?;
         let run_as_user = server_user()?;
-        let dir = tempfile::Builder::new()
-            .prefix("pgpipe-bouncer-")
-            .tempdir()
-            .map_err(|e| TestkitError::io("creating the pgbouncer directory", e))?;
+        // Inside the cluster's own directory when it has one: a bouncer held
+        // in a `static` is never dropped, and the cluster's directory is
+        // deleted at exit, so nothing is left in the temp directory.
+        let builder = {
+            let mut b = tempfile::Builder::new();
+            b.prefix("pgpipe-bouncer-");
+            b
+        };
+        let dir = match cluster.dir() {
+            Some(parent) => builder.tempdir_in(parent),
+            None => builder.tempdir(),
+        }
+        .map_err(|e| TestkitError::io("creating the pgbouncer directory", e))?;
         if let Some(user) = &run_as_user {
             chown(dir.path(), user.uid, user.gid)?;
         }
@@ -116,6 +125,13 @@ impl Bouncer {
             self.port,
             crate::url::encode(dbname)
         )
+    }
+
+    /// The directory holding `pgbouncer.ini`, its log and its pid file:
+    /// inside the cluster's own directory for a testkit cluster, so it is
+    /// deleted with the cluster even when the bouncer is never dropped.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
     }
 
     /// PgBouncer's log so far (for failure messages).

@@ -3,7 +3,7 @@
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use pgpipe_testkit::{AuthRole, Cluster};
+use pgpipe_testkit::{AuthRole, Bouncer, Cluster};
 
 fn shared() -> &'static Cluster {
     Cluster::shared().unwrap_or_else(|e| panic!("cannot start the shared cluster: {e}"))
@@ -164,4 +164,34 @@ fn restart_keeps_data_and_port() {
     // Restarting twice in a row works too.
     cluster.restart().unwrap();
     assert!(cluster.execute(db.name(), "SELECT 1").is_ok());
+}
+
+/// A test process that keeps its bouncer in a `static` never drops it: its
+/// files must go with the cluster's directory, not stay in the temp
+/// directory after every run.
+#[test]
+fn a_bouncer_keeps_its_files_in_its_clusters_directory() {
+    let cluster = Cluster::start().unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let root = cluster
+        .dir()
+        .expect("a testkit cluster has a directory")
+        .to_path_buf();
+    let bouncer = Bouncer::start(&cluster).unwrap_or_else(|e| panic!("pgbouncer: {e}"));
+    let dir = bouncer.dir().to_path_buf();
+    assert!(
+        dir.starts_with(&root),
+        "{} is outside {}",
+        dir.display(),
+        root.display()
+    );
+    assert!(dir.join("pgbouncer.ini").is_file());
+    TcpStream::connect(("127.0.0.1", bouncer.port())).expect("pgbouncer listens");
+    drop(bouncer);
+    assert!(
+        !dir.exists(),
+        "{} left behind by a dropped bouncer",
+        dir.display()
+    );
+    drop(cluster);
+    assert!(!root.exists(), "{} left behind", root.display());
 }

@@ -4,18 +4,32 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use pgpipe::cluster::{ClusterBuilder, ShardMap};
 use pgpipe::ErrorKind;
 
-/// Writes `text` to a file of its own under the temp directory.
-fn file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pgpipe-cluster-file-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+/// A file in a directory of its own, deleted with it.
+struct TempFile {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl AsRef<Path> for TempFile {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Writes `text` to a file named `name` in a directory of its own.
+fn file(name: &str, text: &str) -> TempFile {
+    let dir = tempfile::Builder::new()
+        .prefix("pgpipe-cluster-file-")
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
-    path
+    TempFile { _dir: dir, path }
 }
 
 /// The error for `text`, checked to name the file.
@@ -24,7 +38,10 @@ fn refused(name: &str, text: &str) -> String {
     let e = ClusterBuilder::from_file(&path).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Config, "{e}");
     let message = e.to_string();
-    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert!(
+        message.contains(&path.path.display().to_string()),
+        "{message}"
+    );
     message
 }
 

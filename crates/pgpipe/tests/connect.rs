@@ -104,8 +104,12 @@ async fn a_password_file_supplies_the_password_and_its_changes_count_at_once() {
         }
         let db = database("passfile");
         let role = AuthRole::Scram;
-        let dir = std::env::temp_dir().join(format!("pgpipe-passfile-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        // Deleted when the test ends, also when it fails.
+        let temp = tempfile::Builder::new()
+            .prefix("pgpipe-passfile-")
+            .tempdir()
+            .unwrap();
+        let dir = temp.path();
         let path = dir.join("pgpass");
         let line = |password: &str| {
             let escaped = password.replace('\\', "\\\\").replace(':', "\\:");
@@ -168,7 +172,6 @@ async fn a_password_file_supplies_the_password_and_its_changes_count_at_once() {
         let mut config = pgpipe::Config::parse(&conninfo).unwrap();
         config.password(role.password());
         config.connect().await.expect("the configured password");
-        let _ = std::fs::remove_dir_all(&dir);
     })
     .await
 }
@@ -186,8 +189,12 @@ async fn the_password_file_is_read_only_when_the_server_asks_for_a_password() {
             return;
         }
         let db = database("passfile_lazy");
-        let dir = std::env::temp_dir().join(format!("pgpipe-passfile-lazy-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        // Deleted when the test ends, also when it fails.
+        let temp = tempfile::Builder::new()
+            .prefix("pgpipe-passfile-lazy-")
+            .tempdir()
+            .unwrap();
+        let dir = temp.path();
         let path = dir.join("pgpass");
         // One line for every role: a trust connect that read the file would
         // find a match, so only not reading it leaves the access time alone.
@@ -248,7 +255,6 @@ async fn the_password_file_is_read_only_when_the_server_asks_for_a_password() {
         if accessed() == long_ago {
             eprintln!("inconclusive: this file system does not record reads in the access time");
         }
-        let _ = std::fs::remove_dir_all(&dir);
     })
     .await
 }

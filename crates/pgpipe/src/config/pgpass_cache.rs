@@ -100,12 +100,12 @@ mod tests {
     use super::*;
     use crate::config::pgpass::Query;
 
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("pgpipe-pgpass-cache-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        dir
+    /// A directory of its own, deleted when the test ends.
+    fn temp_dir(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("pgpipe-pgpass-cache-{name}-"))
+            .tempdir()
+            .expect("temp dir")
     }
 
     /// Writes a password file by rename, as editors do, with mode 0600.
@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn same_file_is_parsed_once() {
         let dir = temp_dir("once");
-        let path = dir.join("pgpass");
+        let path = dir.path().join("pgpass");
         write(&path, "h:*:*:u:first\n", 0o600);
         let cache = PassFileCache::default();
         let first = cache.get(&path).expect("first");
@@ -152,7 +152,7 @@ mod tests {
     #[test]
     fn a_rewritten_file_is_read_again() {
         let dir = temp_dir("rewritten");
-        let path = dir.join("pgpass");
+        let path = dir.path().join("pgpass");
         write(&path, "h:*:*:u:first\n", 0o600);
         let cache = PassFileCache::default();
         let first = cache.get(&path).expect("first");
@@ -170,7 +170,7 @@ mod tests {
     #[test]
     fn a_deleted_file_supplies_no_password_and_a_new_one_does() {
         let dir = temp_dir("deleted");
-        let path = dir.join("pgpass");
+        let path = dir.path().join("pgpass");
         write(&path, "h:*:*:u:first\n", 0o600);
         let cache = PassFileCache::default();
         assert!(cache.get(&path).is_some());
@@ -186,7 +186,7 @@ mod tests {
     #[test]
     fn a_file_others_can_read_is_ignored_even_when_cached() {
         let dir = temp_dir("mode");
-        let path = dir.join("pgpass");
+        let path = dir.path().join("pgpass");
         write(&path, "h:*:*:u:pw\n", 0o600);
         let cache = PassFileCache::default();
         assert!(cache.get(&path).is_some());
@@ -198,7 +198,7 @@ mod tests {
         set_mode(&path, 0o400);
         assert!(cache.get(&path).is_some(), "mode 400 ignored");
         // A directory is not a password file.
-        assert!(cache.get(&dir).is_none());
+        assert!(cache.get(dir.path()).is_none());
     }
 
     #[test]
@@ -206,7 +206,7 @@ mod tests {
         let dir = temp_dir("bounded");
         let cache = PassFileCache::default();
         for i in 0..MAX_ENTRIES + 5 {
-            let path = dir.join(format!("pgpass-{i}"));
+            let path = dir.path().join(format!("pgpass-{i}"));
             write(&path, "h:*:*:u:pw\n", 0o600);
             assert!(cache.get(&path).is_some());
             assert!(cache.len() <= MAX_ENTRIES);

@@ -254,14 +254,15 @@ mod tests {
     use super::*;
     use crate::config::Config;
 
-    struct Home(PathBuf);
+    /// A home directory of its own, deleted when the test ends.
+    struct Home(tempfile::TempDir);
 
     impl Environment for Home {
         fn var(&self, _: &str) -> Option<String> {
             None
         }
         fn home_dir(&self) -> Option<PathBuf> {
-            Some(self.0.clone())
+            Some(self.0.path().to_path_buf())
         }
         fn read_file(&self, path: &std::path::Path) -> std::io::Result<Vec<u8>> {
             std::fs::read(path)
@@ -278,12 +279,11 @@ mod tests {
             .expect("resolved")
     }
 
-    fn temp_home(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("pgpipe-tls-cache-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        dir
+    fn temp_home(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("pgpipe-tls-cache-{name}-"))
+            .tempdir()
+            .expect("temp dir")
     }
 
     fn root_pem() -> Vec<u8> {
@@ -294,7 +294,7 @@ mod tests {
     #[test]
     fn one_configuration_shares_one_setup() {
         let home = Home(temp_home("shared"));
-        let root = home.0.join("root.pem");
+        let root = home.0.path().join("root.pem");
         std::fs::write(&root, root_pem()).expect("write root");
         let cache = TlsCache::default();
         let config = resolved(
@@ -316,7 +316,7 @@ mod tests {
     #[test]
     fn different_settings_do_not_share() {
         let home = Home(temp_home("keyed"));
-        let root = home.0.join("root.pem");
+        let root = home.0.path().join("root.pem");
         std::fs::write(&root, root_pem()).expect("write root");
         let cache = TlsCache::default();
         let full = resolved(
@@ -343,7 +343,7 @@ mod tests {
     #[test]
     fn a_changed_file_is_read_again() {
         let home = Home(temp_home("rotated"));
-        let root = home.0.join("root.pem");
+        let root = home.0.path().join("root.pem");
         std::fs::write(&root, root_pem()).expect("write root");
         let cache = TlsCache::default();
         let config = resolved(
@@ -352,7 +352,7 @@ mod tests {
         );
         let first = cache.get(&config, "localhost", &home).expect("first");
         // Rotation by rename: a new file (new inode, another size).
-        let next = home.0.join("root.pem.new");
+        let next = home.0.path().join("root.pem.new");
         let mut pem = root_pem();
         pem.extend_from_slice(b"\n");
         std::fs::write(&next, pem).expect("write new root");
@@ -363,16 +363,20 @@ mod tests {
             "a rotated root was not re-read"
         );
         // A default file appearing in ~/.postgresql counts as a change too.
-        std::fs::create_dir_all(home.0.join(".postgresql")).expect("dir");
+        std::fs::create_dir_all(home.0.path().join(".postgresql")).expect("dir");
         let require = resolved("sslmode=require", &home);
         let plain = cache.get(&require, "localhost", &home).expect("require");
         assert!(plain.root_source.is_none());
-        std::fs::write(home.0.join(".postgresql").join("root.crt"), root_pem()).expect("root.crt");
+        std::fs::write(
+            home.0.path().join(".postgresql").join("root.crt"),
+            root_pem(),
+        )
+        .expect("root.crt");
         let verified = cache.get(&require, "localhost", &home).expect("require");
         assert!(!Arc::ptr_eq(&plain, &verified));
         assert!(verified.root_source.is_some(), "root.crt not picked up");
         // A broken file is an error, and is not cached over.
-        std::fs::write(home.0.join(".postgresql").join("root.crt"), b"junk").expect("junk");
+        std::fs::write(home.0.path().join(".postgresql").join("root.crt"), b"junk").expect("junk");
         assert!(cache.get(&require, "localhost", &home).is_err());
     }
 
@@ -380,9 +384,9 @@ mod tests {
     fn a_file_added_to_the_revocation_directory_is_read_again() {
         let home = Home(temp_home("crldir"));
         let pki = pgpipe_testkit::test_pki().expect("test PKI");
-        let root = home.0.join("root.pem");
+        let root = home.0.path().join("root.pem");
         std::fs::write(&root, root_pem()).expect("write root");
-        let dir = home.0.join("crls");
+        let dir = home.0.path().join("crls");
         std::fs::create_dir_all(&dir).expect("crl dir");
         let crl = pki
             .crl_pem(pgpipe_testkit::CrlIssuer::Root, &[])
@@ -416,9 +420,9 @@ mod tests {
         // Each path setting is part of the key by its own bytes: swapping
         // two settings' values must not find the other's entry.
         let home = Home(temp_home("swapped"));
-        let root = home.0.join("root.pem");
+        let root = home.0.path().join("root.pem");
         std::fs::write(&root, root_pem()).expect("write root");
-        let other = home.0.join("other.pem");
+        let other = home.0.path().join("other.pem");
         std::fs::write(&other, root_pem()).expect("write other");
         let cache = TlsCache::default();
         let a = resolved(
