@@ -105,6 +105,78 @@ async fn rows_that_trickle_after_a_long_start_arrive_with_one_tail_wait() {
     .await
 }
 
+/// 256 tasks of 20 statements each on one connection, each statement with
+/// its own Sync: the pipeline is deep, so the driver reads its short
+/// answers in batches (the mark goes up), and every caller gets its own
+/// answers, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deep_pipeline_of_short_answers_is_read_in_batches_and_every_answer_arrives() {
+    bounded(async {
+        let db = database("low_water_deep");
+        let client = connect(&db).await;
+        let before = client.stats();
+        let tasks: Vec<_> = (0..256i32)
+            .map(|t| {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    for i in 0..20i32 {
+                        let n = t * 1000 + i;
+                        let row = client.query_one("SELECT $1::int4 + 1", (n,)).await.unwrap();
+                        assert_eq!(row.get::<i32, _>(0), n + 1);
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let after = client.stats();
+        assert!(
+            after.low_water_raised > before.low_water_raised,
+            "a pipeline 256 deep never raised the mark: {after:?}"
+        );
+        // Shallow again: a lone statement is not held back.
+        let row = client.query_one("SELECT 41 + 1", ()).await.unwrap();
+        assert_eq!(row.get::<i32, _>(0), 42);
+    })
+    .await
+}
+
+/// A deep pipeline that goes quiet: 40 statements of 20 ms each, issued
+/// together. The mark goes up for the deep pipeline, the first answer
+/// comes through the tail wait, and then the mark stays down for the rest
+/// (one wait in all, not one per answer while 32 or more are owed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deep_pipeline_of_slow_statements_costs_one_tail_wait() {
+    bounded(async {
+        let db = database("low_water_deep_slow");
+        let client = connect(&db).await;
+        let before = client.stats();
+        let answers = futures_util::future::join_all((0..40i32).map(|i| {
+            let client = &client;
+            async move {
+                client
+                    .query_one("SELECT $1::int4 FROM pg_sleep(0.02)", (i,))
+                    .await
+                    .unwrap()
+                    .get::<i32, _>(0)
+            }
+        }))
+        .await;
+        assert_eq!(answers, (0..40).collect::<Vec<i32>>());
+        let after = client.stats();
+        assert!(
+            after.low_water_raised > before.low_water_raised,
+            "40 statements in flight never raised the mark: {after:?}"
+        );
+        // Usually exactly one; none if the runtime was so late that 16
+        // answers had piled up before the tail timer ran.
+        let waits = after.low_water_tail_waits - before.low_water_tail_waits;
+        assert!(waits <= 1, "{waits} tail waits: {after:?}");
+    })
+    .await
+}
+
 /// Turned off, the driver never touches the mark, and the stream is whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn turned_off_the_mark_stays_down() {

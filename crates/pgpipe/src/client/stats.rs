@@ -26,12 +26,14 @@ pub struct ClientStats {
     /// Statements of coalesced groups sent again on their own Sync after a
     /// neighbour failed (or because they were refused with 25001).
     pub coalesced_sent_again: u64,
-    /// Times a long answer (past 1 MiB) made the driver ask the kernel to
-    /// wake it only once 64 KiB wait (`SO_RCVLOWAT`, TCP on Linux; see
-    /// [`Connection::receive_low_water`](crate::Connection::receive_low_water)).
+    /// Times the driver asked the kernel to wake it only once several
+    /// answers' bytes wait (`SO_RCVLOWAT`, TCP on Linux; see
+    /// [`Connection::receive_low_water`](crate::Connection::receive_low_water)):
+    /// 64 KiB for a long answer (past 1 MiB), about 16 answers' worth for
+    /// a pipeline 32 or more statements deep.
     pub low_water_raised: u64,
     /// Times the driver, waiting with that mark up, found nothing more
-    /// after 1 ms and lowered it to read an answer's tail.
+    /// after 1 ms and lowered it to read what had come.
     pub low_water_tail_waits: u64,
 }
 

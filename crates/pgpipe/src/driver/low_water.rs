@@ -18,6 +18,16 @@
 //! never wait. The price: an answer longer than 1 MiB ends up to about
 //! 2 ms later (tokio's timer ticks in milliseconds), and a producer that
 //! trickles rows after its first MiB has one such wait, not one per row.
+//!
+//! The same mark batches short answers when many are owed: with
+//! [`DEEP_AT`] statements in flight, each with its own Sync, the server
+//! flushes answer by answer and a driver that keeps up is woken for
+//! nearly every one. Before it parks, the driver then raises the mark to
+//! about [`DEEP_BATCH`] answers' worth of bytes (the connection's recent
+//! average) and keeps it up across answers until fewer than half of
+//! [`DEEP_AT`] are owed. The tail wait covers a pipeline that goes quiet
+//! (slow statements): after one, the mark stays down for [`DEEP_AT`]
+//! answers.
 
 use std::future::Future;
 use std::os::fd::RawFd;
@@ -42,6 +52,22 @@ const MARK: libc::c_int = 64 * 1024;
 /// it lowers the mark for the answer's tail.
 const TAIL: Duration = Duration::from_millis(1);
 
+/// Answers in flight from which the mark stays up between answers too.
+/// With one Sync per statement the server flushes each answer on its own,
+/// and a driver that keeps up is woken for nearly each one; a pipeline
+/// this deep keeps the server sending, so waiting for a batch of answers
+/// delays each by a fraction of what the pipeline ahead of it already
+/// costs, and saves most of the wake-ups (docs/benchmarks.md, "Issue 30,
+/// part 1: a deep pipeline read in batches").
+const DEEP_AT: usize = 32;
+
+/// Answers, of the connection's recent average size, a deep pipeline's
+/// mark waits for.
+const DEEP_BATCH: usize = 16;
+
+/// The deep mark's floor in bytes (answers of a few bytes each).
+const DEEP_MIN: usize = 64;
+
 /// The mark's state for one connection's socket.
 pub(crate) struct LowWater {
     /// The TCP socket (also under TLS); `None` where the mark is not used
@@ -57,6 +83,15 @@ pub(crate) struct LowWater {
     tail: Option<Pin<Box<Sleep>>>,
     /// A read brought bytes since the tail timer was last set.
     rearm: bool,
+    /// The mark is up for a deep pipeline (not for one long answer): it
+    /// stays up across answers.
+    deep: bool,
+    /// Recent bytes per answer, times 16 (a moving average: each answer
+    /// weighs an eighth), for the deep mark.
+    avg_x16: usize,
+    /// Answers to let pass before the deep mark may go up again after a
+    /// tail wait.
+    cooldown: usize,
 }
 
 impl LowWater {
@@ -68,6 +103,9 @@ impl LowWater {
             streamed: 0,
             tail: None,
             rearm: true,
+            deep: false,
+            avg_x16: 64 * 16,
+            cooldown: 0,
         }
     }
 
@@ -76,6 +114,7 @@ impl LowWater {
     pub(crate) fn turn(&mut self, on: bool, counters: &Counters) {
         if !on {
             self.set(false, counters);
+            self.deep = false;
         }
         self.on = on;
     }
@@ -84,13 +123,33 @@ impl LowWater {
     /// `complete`: that answer ended.
     pub(crate) fn delivered(&mut self, len: usize, complete: bool, counters: &Counters) {
         if complete {
+            let bytes = self.streamed + len;
+            self.avg_x16 = (self.avg_x16 * 7 + bytes * 16) / 8;
+            self.cooldown = self.cooldown.saturating_sub(1);
             self.streamed = 0;
-            self.set(false, counters);
+            if !self.deep {
+                self.set(false, counters);
+            }
         } else {
             self.streamed += len;
             if self.streamed >= RAISE_AFTER {
                 self.set(true, counters);
             }
+        }
+    }
+
+    /// Before the driver parks with `in_flight` answers owed: raises the
+    /// mark to about [`DEEP_BATCH`] answers' bytes when the pipeline is
+    /// [`DEEP_AT`] deep, and lowers it once fewer than half that are owed.
+    pub(crate) fn depth(&mut self, in_flight: usize, counters: &Counters) {
+        if in_flight >= DEEP_AT {
+            if !self.raised && self.cooldown == 0 {
+                let mark = (self.avg_x16 * DEEP_BATCH / 16).clamp(DEEP_MIN, MARK as usize);
+                self.deep = self.set_to(mark as libc::c_int, counters);
+            }
+        } else if self.deep && in_flight < DEEP_AT / 2 {
+            self.deep = false;
+            self.set(false, counters);
         }
     }
 
@@ -120,6 +179,12 @@ impl LowWater {
         // Another MiB before the mark goes up again: a producer that
         // trickles pays this wait once, not once per row.
         self.streamed = 0;
+        if self.deep {
+            // A deep pipeline that went quiet (slow statements): answer
+            // by answer for a while, so each slow one is not kept back.
+            self.deep = false;
+            self.cooldown = DEEP_AT;
+        }
         self.set(false, counters);
         true
     }
@@ -128,11 +193,18 @@ impl LowWater {
         if raise == self.raised || (raise && !self.on) {
             return;
         }
+        self.set_to(if raise { MARK } else { 1 }, counters);
+    }
+
+    fn set_to(&mut self, value: libc::c_int, counters: &Counters) -> bool {
+        let raise = value > 1;
+        if raise && !self.on {
+            return false;
+        }
         let Some(fd) = self.fd else {
             self.raised = false;
-            return;
+            return false;
         };
-        let value: libc::c_int = if raise { MARK } else { 1 };
         // SAFETY: `fd` is the connection's socket, open for as long as
         // the driver (which owns the stream) lives; the option's value is
         // a c_int of the size passed.
@@ -148,6 +220,10 @@ impl LowWater {
         if rc == 0 {
             self.raised = raise;
             if raise {
+                // A fresh tail wait for each raise: one that ran out
+                // before must not lower this mark at once (and again, in
+                // a loop, with a deep pipeline raising it each time).
+                self.rearm = true;
                 counters.low_water_raised();
             }
         } else {
@@ -158,6 +234,7 @@ impl LowWater {
             self.fd = None;
             self.raised = false;
         }
+        rc == 0
     }
 }
 
@@ -313,6 +390,75 @@ mod tests {
         );
         low.delivered(0, true, &counters);
         assert!(readable(&ours));
+    }
+
+    /// Completes `n` answers of `bytes` each (the average's input).
+    fn answers(low: &mut LowWater, counters: &Counters, n: usize, bytes: usize) {
+        for _ in 0..n {
+            low.delivered(bytes, true, counters);
+        }
+    }
+
+    #[test]
+    fn a_deep_pipeline_raises_the_mark_to_a_batch_of_answers_and_a_shallow_one_lowers_it() {
+        let Some((ours, _peer, counters, mut low)) = socket_with_mark() else {
+            return;
+        };
+        // The average settles on the answers' size.
+        answers(&mut low, &counters, 64, 100);
+        low.depth(DEEP_AT - 1, &counters);
+        assert_eq!(mark(&ours), 1, "up for a shallow pipeline");
+        low.depth(DEEP_AT, &counters);
+        let raised = mark(&ours);
+        let batch = (DEEP_BATCH * 100) as libc::c_int;
+        assert!(
+            (batch * 9 / 10..=batch).contains(&raised),
+            "mark {raised}, expected about {batch}"
+        );
+        // It stays up across answers while the pipeline stays deep, and
+        // above half the depth.
+        answers(&mut low, &counters, 10, 100);
+        low.depth(DEEP_AT / 2, &counters);
+        assert_eq!(mark(&ours), raised);
+        assert_eq!(counters.low_water(), (1, 0), "raised once");
+        low.depth(DEEP_AT / 2 - 1, &counters);
+        assert_eq!(mark(&ours), 1);
+        // Large answers: the mark is capped at one full read.
+        answers(&mut low, &counters, 64, 100_000);
+        low.depth(DEEP_AT, &counters);
+        assert_eq!(mark(&ours), MARK);
+    }
+
+    #[test]
+    fn turned_off_a_deep_pipeline_reads_answer_by_answer() {
+        let Some((ours, _peer, counters, mut low)) = socket_with_mark() else {
+            return;
+        };
+        low.turn(false, &counters);
+        low.depth(DEEP_AT * 4, &counters);
+        assert_eq!(mark(&ours), 1);
+    }
+
+    /// A deep pipeline that goes quiet (its statements are slow): the tail
+    /// wait lowers the mark, and it stays down for DEEP_AT answers so the
+    /// slow ones are each read at once.
+    #[tokio::test(start_paused = true)]
+    async fn a_deep_pipeline_gone_quiet_is_read_answer_by_answer_for_a_while() {
+        let Some((ours, _peer, counters, mut low)) = socket_with_mark() else {
+            return;
+        };
+        low.depth(DEEP_AT, &counters);
+        assert!(mark(&ours) > 1);
+        assert!(!poll_once(&mut low, &counters).await);
+        tokio::time::advance(TAIL * 2).await;
+        assert!(poll_once(&mut low, &counters).await, "no tail wait");
+        assert_eq!(mark(&ours), 1);
+        answers(&mut low, &counters, DEEP_AT - 1, 100);
+        low.depth(DEEP_AT, &counters);
+        assert_eq!(mark(&ours), 1, "up again within the cool-down");
+        answers(&mut low, &counters, 1, 100);
+        low.depth(DEEP_AT, &counters);
+        assert!(mark(&ours) > 1, "not up again after the cool-down");
     }
 
     /// One poll of the tail wait.
