@@ -142,32 +142,32 @@ async fn a_deep_pipeline_of_short_answers_is_read_in_batches_and_every_answer_ar
     .await
 }
 
-/// A deep pipeline that goes quiet: 40 statements of 20 ms each, issued
+/// A deep pipeline that goes quiet: 140 statements of 5 ms each, issued
 /// together. The mark goes up for the deep pipeline, the first answer
 /// comes through the tail wait, and then the mark stays down for the rest
-/// (one wait in all, not one per answer while 32 or more are owed).
+/// (one wait in all, not one per answer while 128 or more are owed).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deep_pipeline_of_slow_statements_costs_one_tail_wait() {
     bounded(async {
         let db = database("low_water_deep_slow");
         let client = connect(&db).await;
         let before = client.stats();
-        let answers = futures_util::future::join_all((0..40i32).map(|i| {
+        let answers = futures_util::future::join_all((0..140i32).map(|i| {
             let client = &client;
             async move {
                 client
-                    .query_one("SELECT $1::int4 FROM pg_sleep(0.02)", (i,))
+                    .query_one("SELECT $1::int4 FROM pg_sleep(0.005)", (i,))
                     .await
                     .unwrap()
                     .get::<i32, _>(0)
             }
         }))
         .await;
-        assert_eq!(answers, (0..40).collect::<Vec<i32>>());
+        assert_eq!(answers, (0..140).collect::<Vec<i32>>());
         let after = client.stats();
         assert!(
             after.low_water_raised > before.low_water_raised,
-            "40 statements in flight never raised the mark: {after:?}"
+            "140 statements in flight never raised the mark: {after:?}"
         );
         // Usually exactly one; none if the runtime was so late that 16
         // answers had piled up before the tail timer ran.

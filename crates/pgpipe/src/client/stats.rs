@@ -29,8 +29,8 @@ pub struct ClientStats {
     /// Times the driver asked the kernel to wake it only once several
     /// answers' bytes wait (`SO_RCVLOWAT`, TCP on Linux; see
     /// [`Connection::receive_low_water`](crate::Connection::receive_low_water)):
-    /// 64 KiB for a long answer (past 1 MiB), about 16 answers' worth for
-    /// a pipeline 32 or more statements deep.
+    /// 64 KiB for a long answer (past 1 MiB), about 16 answers' bytes
+    /// for a pipeline 128 or more statements deep.
     pub low_water_raised: u64,
     /// Times the driver, waiting with that mark up, found nothing more
     /// after 1 ms and lowered it to read what had come.

@@ -140,14 +140,15 @@ impl Connection {
     /// last bytes can arrive up to about 2 ms late, when the driver gives
     /// up waiting for 64 KiB.
     ///
-    /// The same switch covers deep pipelines: with 32 or more statements
-    /// in flight the driver waits for about 16 answers' bytes before it
-    /// reads, instead of being woken for each answer the server flushes
-    /// (a third of the socket reads and about two thirds of the client
-    /// CPU per statement at 256 in flight). An answer can then come up to
-    /// 15 answers' time later, or about 2 ms if the pipeline goes quiet
-    /// (once; then the driver reads answer by answer for the next 32).
-    /// Turn it off when every answer must arrive the moment it is sent.
+    /// The same switch covers deep pipelines: with 128 or more statements
+    /// in flight the driver waits until about 16 answers' bytes have
+    /// arrived before it reads, instead of being woken for each answer the
+    /// server flushes (at 256 in flight: a third of the socket reads and
+    /// about two thirds of the client CPU per statement). An answer can
+    /// then come up to 15 answers' time later, or about 2 ms later if the
+    /// pipeline goes quiet (once; then the driver reads answer by answer
+    /// for the next 128). Turn it off when every answer must arrive the
+    /// moment it is sent.
     ///
     /// ```no_run
     /// # async fn f() -> Result<(), pgpipe::Error> {
