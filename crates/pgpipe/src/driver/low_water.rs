@@ -127,7 +127,13 @@ impl LowWater {
     pub(crate) fn delivered(&mut self, len: usize, complete: bool, counters: &Counters) {
         if complete {
             let bytes = self.streamed + len;
-            self.avg_x16 = (self.avg_x16 * 7 + bytes * 16) / 8;
+            // Saturating: an answer of hundreds of MiB must not overflow
+            // a 32-bit usize (a panic in a debug build).
+            self.avg_x16 = self
+                .avg_x16
+                .saturating_mul(7)
+                .saturating_add(bytes.saturating_mul(16))
+                / 8;
             self.cooldown = self.cooldown.saturating_sub(1);
             self.streamed = 0;
             if !self.deep {
@@ -147,7 +153,7 @@ impl LowWater {
     pub(crate) fn depth(&mut self, in_flight: usize, counters: &Counters) {
         if in_flight >= DEEP_AT {
             if !self.raised && self.cooldown == 0 {
-                let bytes = self.avg_x16 * DEEP_BATCH / 16;
+                let bytes = self.avg_x16.saturating_mul(DEEP_BATCH) / 16;
                 let mark = bytes.clamp(DEEP_MIN, MARK as usize);
                 self.deep = self.set_to(mark as libc::c_int, counters);
             }
@@ -426,6 +432,12 @@ mod tests {
         assert_eq!(mark(&ours), raised);
         assert_eq!(counters.low_water(), (1, 0), "raised once");
         low.depth(DEEP_AT / 2 - 1, &counters);
+        assert_eq!(mark(&ours), 1);
+        // Huge answers overflow neither the average nor the mark.
+        answers(&mut low, &counters, 2, usize::MAX / 2);
+        low.depth(DEEP_AT, &counters);
+        assert_eq!(mark(&ours), MARK);
+        low.depth(0, &counters);
         assert_eq!(mark(&ours), 1);
         // Large answers: the mark is capped at one full read.
         answers(&mut low, &counters, 64, 100_000);
