@@ -137,15 +137,17 @@ impl Connection {
     /// 8 KiB piece the server sends (`SO_RCVLOWAT`; TCP, also under TLS,
     /// on Linux 4.18 or later; on by default). It cuts the wake-ups of a
     /// long stream about eightfold; the price is that such an answer's
-    /// last bytes can arrive up to about 2 ms late, when the driver gives
-    /// up waiting for 64 KiB.
+    /// last bytes arrive a little late, when the driver gives up waiting
+    /// for 64 KiB: twice the time a 64 KiB batch recently took, 100 us to
+    /// 1 ms on Linux's `timerfd` (1-2 ms where tokio's millisecond timer
+    /// has to serve).
     ///
     /// The same switch covers deep pipelines: with 128 or more statements
     /// in flight the driver waits until about 16 answers' bytes have
     /// arrived before it reads, instead of being woken for each answer the
     /// server flushes (at 256 in flight: a third of the socket reads and
     /// about two thirds of the client CPU per statement). An answer can
-    /// then come up to 15 answers' time later, or about 2 ms later if the
+    /// then come up to 15 answers' time later, or up to 1 ms later if the
     /// pipeline goes quiet (once; then the driver reads answer by answer
     /// for the next 128). Turn it off when every answer must arrive the
     /// moment it is sent.
@@ -529,9 +531,9 @@ impl Connection {
                         .unwrap_or_else(|| "the server closed the connection".to_owned());
                     return Poll::Ready(Err(Error::closed().context(reason)));
                 }
-                Some(_) => {
+                Some(n) => {
                     self.route()?;
-                    self.low_water.read_something();
+                    self.low_water.read_something(n, &self.shared.counters);
                     true
                 }
                 None if handed_over && self.closed_cleanly() => return Poll::Ready(Ok(())),

@@ -15,9 +15,13 @@
 //! already there (`tcp_set_rcvlowat` calls `tcp_data_ready`, since Linux
 //! 4.18; older kernels and other systems keep the plain behaviour). The
 //! mark comes down as soon as the answer ends, so short answers behind it
-//! never wait. The price: an answer longer than 1 MiB ends up to about
-//! 2 ms later (tokio's timer ticks in milliseconds), and a producer that
-//! trickles rows after its first MiB has one such wait, not one per row.
+//! never wait. The price: an answer longer than 1 MiB ends one tail wait
+//! later. On Linux the wait is twice the time a batch has recently taken
+//! to arrive (100 us to 1 ms, on a [`TailTimer`] finer than tokio's
+//! millisecond ticks); a wait that ends while the answer is still
+//! streaming (a whole batch's worth arrives right after) doubles it and
+//! raises the mark again at once. A producer that trickles rows after its
+//! first MiB has one such wait, not one per row.
 //!
 //! The same mark batches short answers when many are owed: with
 //! [`DEEP_AT`] statements in flight, each with its own Sync, the server
@@ -29,16 +33,13 @@
 //! (slow statements): after one, the mark stays down for [`DEEP_AT`]
 //! answers.
 
-use std::future::Future;
 use std::os::fd::RawFd;
-use std::pin::Pin;
 use std::sync::OnceLock;
 use std::task::Context;
-use std::time::Duration;
-
-use tokio::time::{Instant, Sleep};
+use std::time::{Duration, Instant};
 
 use crate::driver::counters::Counters;
+use crate::driver::tail_timer::TailTimer;
 
 /// Bytes of one answer after which the mark goes up: below this the
 /// tail's wait would cost more than the wake-ups it saves.
@@ -48,9 +49,14 @@ const RAISE_AFTER: usize = 1 << 20;
 /// [`READ_CHUNK`](super::connection::READ_CHUNK)).
 const MARK: libc::c_int = 64 * 1024;
 
-/// How long the driver waits with the mark up and nothing to read before
-/// it lowers the mark for the answer's tail.
+/// The longest the driver waits with the mark up and nothing to read
+/// before it lowers the mark for the answer's tail (and the only wait on
+/// tokio's millisecond timer).
 const TAIL: Duration = Duration::from_millis(1);
+
+/// The shortest tail wait: below this the timer's own wake-ups would cost
+/// more than the batches save.
+const TAIL_MIN: Duration = Duration::from_micros(100);
 
 /// Answers in flight from which the mark stays up between answers too.
 /// With one Sync per statement the server flushes each answer on its own,
@@ -83,9 +89,19 @@ pub(crate) struct LowWater {
     /// Bytes of the current answer since it began or since the last tail
     /// wait.
     streamed: usize,
-    tail: Option<Pin<Box<Sleep>>>,
+    /// Made at the first wait (it needs the runtime).
+    tail: Option<TailTimer>,
     /// A read brought bytes since the tail timer was last set.
     rearm: bool,
+    /// When the current tail wait began (the batch's fill time is
+    /// measured from it).
+    armed_at: Option<Instant>,
+    /// Recent time a batch took to arrive, in microseconds (a moving
+    /// average; the tail wait is twice it).
+    fill_us: u64,
+    /// The last wait ended in a tail: the next read says whether the
+    /// answer was still streaming.
+    after_tail: bool,
     /// The mark is up for a deep pipeline (not for one long answer): it
     /// stays up across answers.
     deep: bool,
@@ -106,6 +122,9 @@ impl LowWater {
             streamed: 0,
             tail: None,
             rearm: true,
+            armed_at: None,
+            fill_us: TAIL.as_micros() as u64 / 2,
+            after_tail: false,
             deep: false,
             avg_x16: 64 * 16,
             cooldown: 0,
@@ -163,9 +182,35 @@ impl LowWater {
         }
     }
 
-    /// A read brought bytes: the tail wait starts over from the next park.
-    pub(crate) fn read_something(&mut self) {
+    /// A read brought `bytes` (already routed): the tail wait starts over
+    /// from the next park, and the time since the last one began is how
+    /// long a batch took.
+    pub(crate) fn read_something(&mut self, bytes: usize, counters: &Counters) {
         self.rearm = true;
+        if let Some(at) = self.armed_at.take() {
+            let took = (at.elapsed().as_micros() as u64).min(TAIL.as_micros() as u64);
+            self.fill_us = (self.fill_us * 3 + took) / 4;
+        }
+        if std::mem::take(&mut self.after_tail)
+            && !self.deep
+            && self.streamed > 0
+            && bytes >= MARK as usize / 4
+        {
+            // The wait ended with the answer still streaming (a good part
+            // of a batch had arrived): wait longer next time, and batch
+            // again now instead of after another MiB.
+            self.fill_us = (self.fill_us * 2).min(TAIL.as_micros() as u64 / 2);
+            self.set(true, counters);
+        }
+    }
+
+    /// How long to wait with the mark up and nothing read: twice a recent
+    /// batch's time on a fine timer, [`TAIL`] on tokio's.
+    fn tail_wait(&self, fine: bool) -> Duration {
+        if !fine {
+            return TAIL;
+        }
+        Duration::from_micros(self.fill_us * 2).clamp(TAIL_MIN, TAIL)
     }
 
     /// Called before the driver parks. Returns true when the tail wait
@@ -175,17 +220,22 @@ impl LowWater {
         if !self.raised {
             return false;
         }
-        let tail = self
-            .tail
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep(TAIL)));
+        let fine = self.tail.get_or_insert_with(TailTimer::new).is_fine();
+        let wait = self.tail_wait(fine);
+        let Some(tail) = self.tail.as_mut() else {
+            return false;
+        };
         if self.rearm {
-            tail.as_mut().reset(Instant::now() + TAIL);
+            tail.arm(wait);
+            self.armed_at = Some(Instant::now());
             self.rearm = false;
         }
-        if tail.as_mut().poll(cx).is_pending() {
+        if tail.poll_ended(cx).is_pending() {
             return false;
         }
         counters.low_water_tail();
+        self.armed_at = None;
+        self.after_tail = true;
         // Another MiB before the mark goes up again: a producer that
         // trickles pays this wait once, not once per row.
         self.streamed = 0;
@@ -304,7 +354,10 @@ mod tests {
             return None;
         }
         let (ours, peer) = pair();
-        let low = LowWater::new(Some(ours.as_raw_fd()));
+        let mut low = LowWater::new(Some(ours.as_raw_fd()));
+        // tokio's timer: these tests drive the clock by hand (the fine
+        // timer has its own tests, on the real clock).
+        low.tail = Some(TailTimer::coarse());
         Some((ours, peer, Counters::default(), low))
     }
 
@@ -496,7 +549,7 @@ mod tests {
             "the wait ran out at once"
         );
         tokio::time::advance(TAIL / 2).await;
-        low.read_something();
+        low.read_something(0, &counters);
         assert!(!poll_once(&mut low, &counters).await);
         tokio::time::advance(TAIL * 3 / 4).await;
         assert!(
@@ -512,6 +565,78 @@ mod tests {
         assert_eq!(mark(&ours), 1, "up again before another MiB");
         low.delivered(1, false, &counters);
         assert_eq!(mark(&ours), MARK);
+    }
+
+    /// The fine tail wait is twice a recent batch's time, within
+    /// 100 us..1 ms; tokio's timer always waits [`TAIL`].
+    #[test]
+    fn the_tail_wait_is_twice_a_recent_batch_within_its_bounds() {
+        let mut low = LowWater::new(None);
+        for (fill_us, wait_us) in [(0, 100), (40, 100), (200, 400), (450, 900), (10_000, 1_000)] {
+            low.fill_us = fill_us;
+            assert_eq!(
+                low.tail_wait(true),
+                Duration::from_micros(wait_us),
+                "batches of {fill_us} us"
+            );
+            assert_eq!(low.tail_wait(false), TAIL);
+        }
+    }
+
+    /// Each read after a wait began is a batch's time: the average
+    /// follows it (here a wait that began at least 2 ms ago, which
+    /// counts as the longest, 1 ms).
+    #[test]
+    fn a_reads_time_since_the_wait_began_moves_the_batch_average() {
+        let counters = Counters::default();
+        let mut low = LowWater::new(None);
+        low.fill_us = 100;
+        low.armed_at = Instant::now().checked_sub(Duration::from_millis(2));
+        low.read_something(10, &counters);
+        assert_eq!(low.fill_us, (100 * 3 + 1_000) / 4);
+        // No wait began since: nothing to measure.
+        low.read_something(10, &counters);
+        assert_eq!(low.fill_us, (100 * 3 + 1_000) / 4);
+    }
+
+    /// A tail wait that ends while the answer still streams (a quarter of
+    /// a batch or more arrives at once, and the answer goes on) raises
+    /// the mark again at once and doubles the wait; a trickle (a few
+    /// bytes) keeps it down for another MiB.
+    #[tokio::test(start_paused = true)]
+    async fn a_tail_wait_that_ends_mid_stream_batches_again_at_once() {
+        let Some((ours, _peer, counters, mut low)) = socket_with_mark() else {
+            return;
+        };
+        low.fill_us = 200;
+        low.delivered(RAISE_AFTER, false, &counters);
+        assert!(!poll_once(&mut low, &counters).await);
+        tokio::time::advance(TAIL * 2).await;
+        assert!(poll_once(&mut low, &counters).await, "no tail wait");
+        assert_eq!(mark(&ours), 1);
+        low.armed_at = None;
+        let batch = MARK as usize / 4;
+        low.delivered(batch, false, &counters);
+        low.read_something(batch, &counters);
+        assert_eq!(mark(&ours), MARK, "not raised again mid-stream");
+        assert_eq!(low.fill_us, 400, "the wait did not grow");
+        // The same with a trickle: down until another MiB.
+        assert!(!poll_once(&mut low, &counters).await);
+        tokio::time::advance(TAIL * 2).await;
+        assert!(poll_once(&mut low, &counters).await, "no tail wait");
+        low.armed_at = None;
+        low.delivered(100, false, &counters);
+        low.read_something(100, &counters);
+        assert_eq!(mark(&ours), 1, "raised again for a trickle");
+        assert_eq!(low.fill_us, 400);
+        // And an answer that ended in that read stays down too.
+        low.delivered(RAISE_AFTER, false, &counters);
+        assert!(!poll_once(&mut low, &counters).await);
+        tokio::time::advance(TAIL * 2).await;
+        assert!(poll_once(&mut low, &counters).await, "no tail wait");
+        low.delivered(batch, true, &counters);
+        low.read_something(batch, &counters);
+        assert_eq!(mark(&ours), 1, "raised again after the answer ended");
     }
 
     /// A mark the socket refuses to lower (the descriptor gone) is taken

@@ -16,6 +16,7 @@ mod responses;
 mod shared;
 mod slot;
 mod statement_cache;
+mod tail_timer;
 mod transport;
 
 pub(crate) use coalesce::eligible_sql as coalescible;
