@@ -204,15 +204,6 @@ impl LowWater {
         }
     }
 
-    /// How long to wait with the mark up and nothing read: twice a recent
-    /// batch's time on a fine timer, [`TAIL`] on tokio's.
-    fn tail_wait(&self, fine: bool) -> Duration {
-        if !fine {
-            return TAIL;
-        }
-        Duration::from_micros(self.fill_us * 2).clamp(TAIL_MIN, TAIL)
-    }
-
     /// Called before the driver parks. Returns true when the tail wait
     /// ran out and the mark came down: the kernel signals the bytes that
     /// wait, so the driver should poll its read again.
@@ -220,13 +211,9 @@ impl LowWater {
         if !self.raised {
             return false;
         }
-        let fine = self.tail.get_or_insert_with(TailTimer::new).is_fine();
-        let wait = self.tail_wait(fine);
-        let Some(tail) = self.tail.as_mut() else {
-            return false;
-        };
+        let tail = self.tail.get_or_insert_with(TailTimer::new);
         if self.rearm {
-            tail.arm(wait);
+            tail.arm(tail_wait(self.fill_us, tail.is_fine()));
             self.armed_at = Some(Instant::now());
             self.rearm = false;
         }
@@ -296,6 +283,16 @@ impl LowWater {
         }
         rc == 0
     }
+}
+
+/// How long to wait with the mark up and nothing read, when a batch
+/// recently took `fill_us`: twice that on a fine timer, [`TAIL`] on
+/// tokio's.
+fn tail_wait(fill_us: u64, fine: bool) -> Duration {
+    if !fine {
+        return TAIL;
+    }
+    Duration::from_micros(fill_us.saturating_mul(2)).clamp(TAIL_MIN, TAIL)
 }
 
 /// Whether the kernel signals readiness when the mark is lowered over
@@ -571,15 +568,13 @@ mod tests {
     /// 100 us..1 ms; tokio's timer always waits [`TAIL`].
     #[test]
     fn the_tail_wait_is_twice_a_recent_batch_within_its_bounds() {
-        let mut low = LowWater::new(None);
         for (fill_us, wait_us) in [(0, 100), (40, 100), (200, 400), (450, 900), (10_000, 1_000)] {
-            low.fill_us = fill_us;
             assert_eq!(
-                low.tail_wait(true),
+                tail_wait(fill_us, true),
                 Duration::from_micros(wait_us),
                 "batches of {fill_us} us"
             );
-            assert_eq!(low.tail_wait(false), TAIL);
+            assert_eq!(tail_wait(fill_us, false), TAIL);
         }
     }
 

@@ -111,8 +111,8 @@ mod fine {
             // the same for the AsyncFd's whole life.
             let fd =
                 unsafe { AsyncFd::register_with_interest(owned, tokio::io::Interest::READABLE) };
-            // A runtime without I/O refuses: the caller falls back to
-            // tokio's timer.
+            // A registration the I/O driver refuses (out of resources):
+            // the caller falls back to tokio's timer.
             fd.ok().map(|fd| Timerfd { fd })
         }
 
