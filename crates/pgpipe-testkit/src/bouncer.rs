@@ -2,7 +2,7 @@
 //! for the tests that check pgpipe through a pooler.
 
 use std::fs;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+use crate::ports::free_port;
 use crate::process::{run_as, server_user, spawn_tied, stop_child};
 use crate::{AuthRole, Cluster, TestkitError};
 
@@ -198,11 +199,4 @@ fn find_binary() -> Result<PathBuf, TestkitError> {
 fn chown(path: &Path, uid: u32, gid: u32) -> Result<(), TestkitError> {
     std::os::unix::fs::chown(path, Some(uid), Some(gid))
         .map_err(|e| TestkitError::io(format!("chown of {}", path.display()), e))
-}
-
-fn free_port() -> Result<u16, TestkitError> {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| TestkitError::io("finding a free port", e))
 }

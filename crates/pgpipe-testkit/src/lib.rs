@@ -90,6 +90,7 @@ mod mini_client;
 mod patroni;
 mod per_test;
 mod pki;
+mod ports;
 mod process;
 mod proxy;
 mod roles;

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use super::process::{find_binary, Supervised, ETCD_VAR};
 use super::rest;
 use crate::error::TestkitError;
+use crate::ports::free_port;
 use crate::process::RunAs;
-use crate::server::free_port;
 
 /// How long etcd may take to answer `/health`.
 const START_TIMEOUT: Duration = Duration::from_secs(60);

@@ -12,10 +12,11 @@ use super::config::NodeConfig;
 use super::process::{find_binary, read_pid, Supervised, PATRONI_VAR};
 use crate::error::TestkitError;
 use crate::mini_client::{Endpoint, Login, MiniClient};
+use crate::ports::free_port;
 use crate::process::{signal, RunAs};
 use crate::proxy::FaultProxy;
 use crate::roles::SUPERUSER;
-use crate::server::{first_value, free_port};
+use crate::server::first_value;
 
 /// One member of a [`PatroniCluster`](super::PatroniCluster).
 pub struct PatroniNode {

@@ -3,7 +3,6 @@
 
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
-use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -16,6 +15,7 @@ use tempfile::TempDir;
 use crate::binaries::{find_bindir, pg_config_bindir, Search};
 use crate::error::TestkitError;
 use crate::mini_client::{Endpoint, Login, MiniClient, Rows};
+use crate::ports::free_port;
 use crate::process::{run_as, run_bounded, server_user, signal, stop_child, RunAs};
 use crate::roles::{create_roles_sql, hba_conf, SUPERUSER};
 
@@ -396,15 +396,6 @@ fn clean_env(cmd: &mut Command) {
         cmd.env_remove(var);
     }
     cmd.env("LC_ALL", "C");
-}
-
-/// Binds 127.0.0.1:0 and returns the port the kernel chose (released at once;
-/// a collision before postgres binds it is retried by the caller).
-pub(crate) fn free_port() -> Result<u16, TestkitError> {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| TestkitError::io("choosing a free port on 127.0.0.1", e))
 }
 
 /// Waits for `pid` (our child) to exit, reaping it; false on timeout.
