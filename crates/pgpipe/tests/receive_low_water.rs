@@ -65,6 +65,52 @@ async fn a_long_stream_raises_the_mark_and_the_answers_after_it_do_not_wait() {
     .await
 }
 
+/// About 230 KB: 2,000 rows like [`LONG`]'s.
+const MEDIUM: &str = "SELECT g, repeat('x', 100) FROM generate_series(1, 2000) g";
+
+/// Reads [`MEDIUM`] whole and checks every row.
+async fn read_medium(client: &pgpipe::Client) {
+    let rows = client.query(MEDIUM, ()).await.unwrap();
+    assert_eq!(rows.len(), 2000);
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row.get::<i32, _>(0), i as i32 + 1);
+        assert_eq!(row.get::<&str, _>(1).len(), 100);
+    }
+}
+
+/// A fresh connection keeps the mark down for an answer under a MiB; one
+/// whose answers have been long (three 11 MB streams) raises it for the
+/// same answer after its first 32 KiB, and every row still arrives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_whose_answers_are_long_raises_the_mark_early() {
+    bounded(async {
+        let db = database("low_water_early");
+        let client = connect(&db).await;
+        read_medium(&client).await;
+        assert_eq!(
+            client.stats().low_water_raised,
+            0,
+            "a 230 KB answer on a fresh connection raised the mark"
+        );
+        for _ in 0..3 {
+            stream_long(&client).await;
+        }
+        let before = client.stats();
+        read_medium(&client).await;
+        let after = client.stats();
+        assert_eq!(
+            after.low_water_raised,
+            before.low_water_raised + 1,
+            "after long answers a 230 KB one did not raise the mark: {after:?}"
+        );
+        // Short answers behind it are not held back by the mark.
+        let row = client.query_one("SELECT 42::int4", ()).await.unwrap();
+        assert_eq!(row.get::<i32, _>(0), 42);
+        assert_eq!(client.stats().low_water_raised, after.low_water_raised);
+    })
+    .await
+}
+
 /// A producer that trickles after its first MiB: 1.9 MB at once, then 40
 /// rows of 9 KB 20 ms apart (each fills the server's 8 KiB send buffer, so
 /// each leaves on its own). Each is far below the mark: the first arrives

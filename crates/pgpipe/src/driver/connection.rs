@@ -138,9 +138,12 @@ impl Connection {
     /// on Linux 4.18 or later; on by default). It cuts the wake-ups of a
     /// long stream about eightfold; the price is that such an answer's
     /// last bytes arrive a little late, when the driver gives up waiting
-    /// for 64 KiB: twice the time a 64 KiB batch recently took, 100 us to
-    /// 1 ms on Linux's `timerfd` (1-2 ms where tokio's millisecond timer
-    /// has to serve).
+    /// for 64 KiB: a quarter longer than a 64 KiB batch recently took,
+    /// 100 us to 1 ms on Linux's `timerfd` (1-2 ms where tokio's
+    /// millisecond timer has to serve). On a connection whose answers
+    /// that pass 32 KiB have lately gone on to 512 KiB or more on average,
+    /// the mark goes up after an answer's first 32 KiB instead of its
+    /// first MiB.
     ///
     /// The same switch covers deep pipelines: with 128 or more statements
     /// in flight the driver waits until about 16 answers' bytes have

@@ -16,12 +16,19 @@
 //! 4.18; older kernels and other systems keep the plain behaviour). The
 //! mark comes down as soon as the answer ends, so short answers behind it
 //! never wait. The price: an answer longer than 1 MiB ends one tail wait
-//! later. On Linux the wait is twice the time a batch has recently taken
-//! to arrive (100 us to 1 ms, on a [`TailTimer`] finer than tokio's
-//! millisecond ticks); a wait that ends while the answer is still
-//! streaming (a whole batch's worth arrives right after) doubles it and
-//! raises the mark again at once. A producer that trickles rows after its
-//! first MiB has one such wait, not one per row.
+//! later. On Linux the wait is a quarter longer than the time a batch has
+//! recently taken to arrive (100 us to 1 ms, on a [`TailTimer`] finer
+//! than tokio's millisecond ticks); a wait that ends while the answer is
+//! still streaming (a whole batch's worth arrives right after) doubles
+//! the batch time and raises the mark again at once. A producer that
+//! trickles rows after its first MiB has one such wait, not one per row.
+//!
+//! A connection whose answers are long again and again (a report read
+//! every few seconds) raises the mark after [`EARLY_RAISE`] instead: when
+//! the answers that got that far recently went on to [`LONG_ANSWER`] on
+//! average, waiting for the first MiB only costs the wake-ups the mark is
+//! there to save. Answers that barely pass [`EARLY_RAISE`] pull that
+//! average down and keep the mark at [`RAISE_AFTER`].
 //!
 //! The same mark batches short answers when many are owed: with
 //! [`DEEP_AT`] statements in flight, each with its own Sync, the server
@@ -44,6 +51,22 @@ use crate::driver::tail_timer::TailTimer;
 /// Bytes of one answer after which the mark goes up: below this the
 /// tail's wait would cost more than the wake-ups it saves.
 const RAISE_AFTER: usize = 1 << 20;
+
+/// Bytes of one answer after which the mark goes up when the
+/// connection's answers that got this far went on, lately, to
+/// [`LONG_ANSWER`] on average: such an answer then saves far more
+/// wake-ups than its tail wait costs. (On PostgreSQL 18, 750 KB answers
+/// read 0.88-0.90x xitca-postgres's rate raising at 1 MiB, 0.93x at 128
+/// KiB and 64 KiB, 0.97-0.99x at 32 KiB, 0.93x at 16 KiB:
+/// docs/benchmarks.md, "Issue 30, part 2: an earlier raise for a
+/// connection's long answers".)
+const EARLY_RAISE: usize = 32 << 10;
+
+/// What the recent answers past [`EARLY_RAISE`] must average for the
+/// mark to go up at [`EARLY_RAISE`]: sixteen times it, so that answers
+/// which only just pass it (and would pay a tail wait for a wake-up or
+/// two saved) keep the mark at [`RAISE_AFTER`].
+const LONG_ANSWER: usize = 16 * EARLY_RAISE;
 
 /// The low-water mark while raised: one full read (see
 /// [`READ_CHUNK`](super::connection::READ_CHUNK)).
@@ -89,6 +112,11 @@ pub(crate) struct LowWater {
     /// Bytes of the current answer since it began or since the last tail
     /// wait.
     streamed: usize,
+    /// Bytes of the current answer since it began.
+    answer: usize,
+    /// Recent size of the answers that got past [`EARLY_RAISE`] (a
+    /// moving average, each weighing a quarter).
+    long_avg: usize,
     /// Made at the first wait (it needs the runtime).
     tail: Option<TailTimer>,
     /// A read brought bytes since the tail timer was last set.
@@ -97,7 +125,7 @@ pub(crate) struct LowWater {
     /// measured from it).
     armed_at: Option<Instant>,
     /// Recent time a batch took to arrive, in microseconds (a moving
-    /// average; the tail wait is twice it).
+    /// average; the tail wait is a quarter longer).
     fill_us: u64,
     /// The last wait ended in a tail: the next read says whether the
     /// answer was still streaming.
@@ -120,6 +148,8 @@ impl LowWater {
             on: true,
             raised: false,
             streamed: 0,
+            answer: 0,
+            long_avg: 0,
             tail: None,
             rearm: true,
             armed_at: None,
@@ -145,6 +175,13 @@ impl LowWater {
     /// `complete`: that answer ended.
     pub(crate) fn delivered(&mut self, len: usize, complete: bool, counters: &Counters) {
         if complete {
+            let answer = self.answer.saturating_add(len);
+            self.answer = 0;
+            if answer >= EARLY_RAISE {
+                self.long_avg = (self.long_avg / 4)
+                    .saturating_mul(3)
+                    .saturating_add(answer / 4);
+            }
             let bytes = self.streamed + len;
             // Saturating: an answer of hundreds of MiB must not overflow
             // a 32-bit usize (a panic in a debug build).
@@ -160,9 +197,21 @@ impl LowWater {
             }
         } else {
             self.streamed += len;
-            if self.streamed >= RAISE_AFTER {
+            self.answer = self.answer.saturating_add(len);
+            if self.streamed >= self.raise_after() {
                 self.set(true, counters);
             }
+        }
+    }
+
+    /// Bytes of an answer after which the mark goes up: [`EARLY_RAISE`]
+    /// where the connection's long answers have been long enough for the
+    /// wake-ups saved to outweigh the tail wait, else [`RAISE_AFTER`].
+    fn raise_after(&self) -> usize {
+        if self.long_avg >= LONG_ANSWER {
+            EARLY_RAISE
+        } else {
+            RAISE_AFTER
         }
     }
 
@@ -223,8 +272,9 @@ impl LowWater {
         counters.low_water_tail();
         self.armed_at = None;
         self.after_tail = true;
-        // Another MiB before the mark goes up again: a producer that
-        // trickles pays this wait once, not once per row.
+        // Another MiB (or EARLY_RAISE) before the mark goes up again: a
+        // producer that trickles pays this wait once per that many
+        // bytes, not once per row.
         self.streamed = 0;
         if self.deep {
             // A deep pipeline that went quiet (slow statements): answer
@@ -286,13 +336,15 @@ impl LowWater {
 }
 
 /// How long to wait with the mark up and nothing read, when a batch
-/// recently took `fill_us`: twice that on a fine timer, [`TAIL`] on
+/// recently took `fill_us`: a quarter more on a fine timer (a wait that
+/// ends too soon is caught by the mid-stream rule in
+/// [`LowWater::read_something`]), [`TAIL`] on
 /// tokio's.
 fn tail_wait(fill_us: u64, fine: bool) -> Duration {
     if !fine {
         return TAIL;
     }
-    Duration::from_micros(fill_us.saturating_mul(2)).clamp(TAIL_MIN, TAIL)
+    Duration::from_micros(fill_us.saturating_mul(5) / 4).clamp(TAIL_MIN, TAIL)
 }
 
 /// Whether the kernel signals readiness when the mark is lowered over
@@ -403,6 +455,79 @@ mod tests {
         // The next answer starts from nothing.
         low.delivered(RAISE_AFTER / 2, false, &counters);
         assert_eq!(mark(&ours), 1);
+    }
+
+    /// Completes one answer of `bytes`, in pieces of at most 8 KiB as
+    /// the server sends them; returns the mark seen after each piece.
+    fn one_answer(
+        low: &mut LowWater,
+        ours: &TcpStream,
+        counters: &Counters,
+        bytes: usize,
+    ) -> Vec<libc::c_int> {
+        let mut marks = Vec::new();
+        let mut left = bytes;
+        while left > 8192 {
+            low.delivered(8192, false, counters);
+            marks.push(mark(ours));
+            left -= 8192;
+        }
+        low.delivered(left, true, counters);
+        marks
+    }
+
+    /// After a few long answers the mark goes up after EARLY_RAISE bytes
+    /// of the next one; answers that only just pass EARLY_RAISE bring it
+    /// back to a MiB.
+    #[test]
+    fn a_connection_whose_answers_are_long_raises_the_mark_early() {
+        let Some((ours, _peer, counters, mut low)) = socket_with_mark() else {
+            return;
+        };
+        let raised_after = |marks: &[libc::c_int]| {
+            marks
+                .iter()
+                .position(|&m| m == MARK)
+                .map(|i| (i + 1) * 8192)
+        };
+        // The first long answer: up after a MiB only.
+        let marks = one_answer(&mut low, &ours, &counters, 3 * RAISE_AFTER / 2);
+        assert_eq!(raised_after(&marks), Some(RAISE_AFTER));
+        assert_eq!(mark(&ours), 1, "still up after the answer ended");
+        // Two more, and the connection's long answers average well past
+        // LONG_ANSWER: the fourth goes up after EARLY_RAISE.
+        for _ in 0..2 {
+            one_answer(&mut low, &ours, &counters, 3 * RAISE_AFTER / 2);
+        }
+        let marks = one_answer(&mut low, &ours, &counters, 3 * RAISE_AFTER / 2);
+        assert_eq!(raised_after(&marks), Some(EARLY_RAISE));
+        // Short answers, under EARLY_RAISE, change nothing.
+        for _ in 0..50 {
+            let marks = one_answer(&mut low, &ours, &counters, EARLY_RAISE - 1);
+            assert_eq!(raised_after(&marks), None);
+        }
+        let marks = one_answer(&mut low, &ours, &counters, 3 * RAISE_AFTER / 2);
+        assert_eq!(raised_after(&marks), Some(EARLY_RAISE));
+        // Answers just past EARLY_RAISE (each raises the mark and would
+        // pay a tail wait) pull the average down: back to a MiB.
+        for _ in 0..8 {
+            one_answer(&mut low, &ours, &counters, EARLY_RAISE * 2);
+        }
+        let marks = one_answer(&mut low, &ours, &counters, 3 * RAISE_AFTER / 2);
+        assert_eq!(raised_after(&marks), Some(RAISE_AFTER));
+    }
+
+    /// Answers of hundreds of MiB overflow nothing.
+    #[test]
+    fn huge_answers_do_not_overflow_the_long_answer_average() {
+        let counters = Counters::default();
+        let mut low = LowWater::new(None);
+        for _ in 0..4 {
+            low.delivered(usize::MAX / 2, false, &counters);
+            low.delivered(usize::MAX / 2, true, &counters);
+        }
+        assert!(low.long_avg >= LONG_ANSWER);
+        assert_eq!(low.raise_after(), EARLY_RAISE);
     }
 
     #[test]
@@ -564,11 +689,11 @@ mod tests {
         assert_eq!(mark(&ours), MARK);
     }
 
-    /// The fine tail wait is twice a recent batch's time, within
-    /// 100 us..1 ms; tokio's timer always waits [`TAIL`].
+    /// The fine tail wait is a quarter longer than a recent batch's time,
+    /// within 100 us..1 ms; tokio's timer always waits [`TAIL`].
     #[test]
-    fn the_tail_wait_is_twice_a_recent_batch_within_its_bounds() {
-        for (fill_us, wait_us) in [(0, 100), (40, 100), (200, 400), (450, 900), (10_000, 1_000)] {
+    fn the_tail_wait_is_a_recent_batch_and_a_quarter_within_its_bounds() {
+        for (fill_us, wait_us) in [(0, 100), (40, 100), (200, 250), (600, 750), (10_000, 1_000)] {
             assert_eq!(
                 tail_wait(fill_us, true),
                 Duration::from_micros(wait_us),
