@@ -182,13 +182,13 @@ impl LowWater {
                     .saturating_mul(3)
                     .saturating_add(answer / 4);
             }
-            let bytes = self.streamed + len;
-            // Saturating: an answer of hundreds of MiB must not overflow
-            // a 32-bit usize (a panic in a debug build).
+            // The whole answer, tail waits or not. Saturating: an answer
+            // of hundreds of MiB must not overflow a 32-bit usize (a
+            // panic in a debug build).
             self.avg_x16 = self
                 .avg_x16
                 .saturating_mul(7)
-                .saturating_add(bytes.saturating_mul(16))
+                .saturating_add(answer.saturating_mul(16))
                 / 8;
             self.cooldown = self.cooldown.saturating_sub(1);
             self.streamed = 0;
@@ -196,7 +196,7 @@ impl LowWater {
                 self.set(false, counters);
             }
         } else {
-            self.streamed += len;
+            self.streamed = self.streamed.saturating_add(len);
             self.answer = self.answer.saturating_add(len);
             if self.streamed >= self.raise_after() {
                 self.set(true, counters);
@@ -207,8 +207,12 @@ impl LowWater {
     /// Bytes of an answer after which the mark goes up: [`EARLY_RAISE`]
     /// where the connection's long answers have been long enough for the
     /// wake-ups saved to outweigh the tail wait, else [`RAISE_AFTER`].
+    /// Only before this answer's first tail wait: a tail wait that ran
+    /// out says the answer trickles, and a trickle pays one wait per
+    /// [`RAISE_AFTER`], not one per [`EARLY_RAISE`].
     fn raise_after(&self) -> usize {
-        if self.long_avg >= LONG_ANSWER {
+        let no_tail_yet = self.streamed == self.answer;
+        if self.long_avg >= LONG_ANSWER && no_tail_yet {
             EARLY_RAISE
         } else {
             RAISE_AFTER
@@ -757,6 +761,44 @@ mod tests {
         low.delivered(batch, true, &counters);
         low.read_something(batch, &counters);
         assert_eq!(mark(&ours), 1, "raised again after the answer ended");
+    }
+
+    /// On a connection whose answers are long the mark goes up early,
+    /// but once a tail wait ran out in an answer (it trickles) the next
+    /// raise in that answer waits for a MiB again; the answer after it
+    /// goes up early again.
+    #[tokio::test(start_paused = true)]
+    async fn a_trickle_after_an_early_raise_waits_a_mib_for_the_next() {
+        let Some((ours, _peer, counters, mut low)) = socket_with_mark() else {
+            return;
+        };
+        for _ in 0..3 {
+            one_answer(&mut low, &ours, &counters, 3 * RAISE_AFTER / 2);
+        }
+        low.delivered(EARLY_RAISE, false, &counters);
+        assert_eq!(mark(&ours), MARK, "not up early");
+        assert!(!poll_once(&mut low, &counters).await);
+        tokio::time::advance(TAIL * 2).await;
+        assert!(poll_once(&mut low, &counters).await, "no tail wait");
+        assert_eq!(mark(&ours), 1);
+        low.armed_at = None;
+        let mut trickled = 0;
+        while trickled + 100 < RAISE_AFTER {
+            low.delivered(100, false, &counters);
+            low.read_something(100, &counters);
+            trickled += 100;
+            assert_eq!(
+                mark(&ours),
+                1,
+                "up again after {trickled} bytes of a trickle"
+            );
+        }
+        low.delivered(RAISE_AFTER - trickled, false, &counters);
+        assert_eq!(mark(&ours), MARK, "not up after a MiB of a trickle");
+        low.delivered(10, true, &counters);
+        assert_eq!(mark(&ours), 1);
+        low.delivered(EARLY_RAISE, false, &counters);
+        assert_eq!(mark(&ours), MARK, "the next answer not up early");
     }
 
     /// A mark the socket refuses to lower (the descriptor gone) is taken
