@@ -143,7 +143,10 @@ impl Connection {
     /// millisecond timer has to serve). On a connection whose answers
     /// that pass 32 KiB have lately gone on to 512 KiB or more on average,
     /// the mark goes up after an answer's first 32 KiB instead of its
-    /// first MiB.
+    /// first MiB. On plain TCP such a connection also aims the mark at
+    /// the end of its last long answer: an answer of the same size (the
+    /// same report read again) wakes the driver with its last byte and
+    /// pays no wait.
     ///
     /// The same switch covers deep pipelines: with 128 or more statements
     /// in flight the driver waits until about 16 answers' bytes have
@@ -193,7 +196,7 @@ impl Connection {
             read_at: None,
             caught_up: true,
             gather_depth: None,
-            low_water: LowWater::new(fd),
+            low_water: LowWater::new(fd, !tls),
         }
     }
 
@@ -536,6 +539,7 @@ impl Connection {
                 }
                 Some(n) => {
                     self.route()?;
+                    self.low_water.routed(self.read_buf.len());
                     self.low_water.read_something(n, &self.shared.counters);
                     true
                 }
@@ -545,6 +549,7 @@ impl Connection {
             if !wrote && !read {
                 self.low_water
                     .depth(self.in_flight.len(), &self.shared.counters);
+                self.low_water.aim_at_end(&self.shared.counters);
                 if self.low_water.poll_tail(cx, &self.shared.counters) {
                     continue;
                 }

@@ -20,8 +20,13 @@
 //! recently taken to arrive (100 us to 1 ms, on a [`TailTimer`] finer
 //! than tokio's millisecond ticks); a wait that ends while the answer is
 //! still streaming (a whole batch's worth arrives right after) doubles
-//! the batch time and raises the mark again at once. A producer that
-//! trickles rows after its first MiB has one such wait, not one per row.
+//! the batch time and raises the mark again at once, to three quarters
+//! of what arrived within the wait ([`BATCH_MIN`] at least): a server
+//! too slow to send 64 KiB within the wait's bound would otherwise end
+//! every batch with a tail wait (a timer wake-up and two `setsockopt`
+//! calls). Each batch that then comes whole grows the mark by an eighth,
+//! back up to [`MARK`]. A producer that trickles rows after its first
+//! MiB has one such wait, not one per row.
 //!
 //! A connection whose answers are long again and again (a report read
 //! every few seconds) raises the mark after [`EARLY_RAISE`] instead: when
@@ -29,6 +34,15 @@
 //! average, waiting for the first MiB only costs the wake-ups the mark is
 //! there to save. Answers that barely pass [`EARLY_RAISE`] pull that
 //! average down and keep the mark at [`RAISE_AFTER`].
+//!
+//! Such a connection often reads the same answer again (the same report,
+//! the same export): on plain TCP, where the socket's bytes are the
+//! answer's, the mark is aimed at the end of the last long answer once
+//! that end is less than [`MARK`] away, so an answer of the same size
+//! wakes the driver with its last byte instead of after a tail wait. An
+//! answer that turns out longer costs one extra wake-up (the mark goes
+//! back to [`MARK`]); one that ends sooner ends with the tail wait, as
+//! without the aim.
 //!
 //! The same mark batches short answers when many are owed: with
 //! [`DEEP_AT`] statements in flight, each with its own Sync, the server
@@ -97,6 +111,11 @@ const DEEP_AT: usize = 128;
 /// 3.5 ms to 5.5; at 256 owed, 16 beat 32 on CPU and did not raise it.)
 const DEEP_BATCH: usize = 16;
 
+/// The smallest batch for one long answer: a tail wait that ends with
+/// less than this come is the answer's end or a trickle, not a batch
+/// that needed longer.
+const BATCH_MIN: libc::c_int = MARK / 4;
+
 /// The deep mark's floor in bytes (answers of a few bytes each).
 const DEEP_MIN: usize = 64;
 
@@ -109,6 +128,21 @@ pub(crate) struct LowWater {
     /// The user's choice ([`Connection::receive_low_water`](crate::Connection::receive_low_water)).
     on: bool,
     raised: bool,
+    /// The mark's value while raised (0 while down).
+    mark: libc::c_int,
+    /// The mark for one long answer's batches: [`MARK`], or less where
+    /// the answers arrive too slowly for a batch that size to fill
+    /// within the tail wait.
+    batch: libc::c_int,
+    /// The socket's bytes are the answers' bytes (plain TCP, not TLS):
+    /// the mark can be aimed at an answer's end.
+    exact: bool,
+    /// Size of the last answer that got past [`EARLY_RAISE`]: where the
+    /// current one is expected to end.
+    last_long: usize,
+    /// Bytes of the current answer read from the socket but not handed
+    /// over yet (an incomplete message).
+    unread: usize,
     /// Bytes of the current answer since it began or since the last tail
     /// wait.
     streamed: usize,
@@ -142,11 +176,17 @@ pub(crate) struct LowWater {
 }
 
 impl LowWater {
-    pub(crate) fn new(fd: Option<RawFd>) -> LowWater {
+    /// `exact`: the socket's bytes are the answers' bytes (no TLS).
+    pub(crate) fn new(fd: Option<RawFd>, exact: bool) -> LowWater {
         LowWater {
             fd: fd.filter(|_| supported()),
             on: true,
             raised: false,
+            mark: 0,
+            batch: MARK,
+            exact,
+            last_long: 0,
+            unread: 0,
             streamed: 0,
             answer: 0,
             long_avg: 0,
@@ -181,6 +221,7 @@ impl LowWater {
                 self.long_avg = (self.long_avg / 4)
                     .saturating_mul(3)
                     .saturating_add(answer / 4);
+                self.last_long = answer;
             }
             // The whole answer, tail waits or not. Saturating: an answer
             // of hundreds of MiB must not overflow a 32-bit usize (a
@@ -219,6 +260,30 @@ impl LowWater {
         }
     }
 
+    /// After a read was routed: `unread` bytes of the current answer wait
+    /// in the read buffer for the rest of their message.
+    pub(crate) fn routed(&mut self, unread: usize) {
+        self.unread = unread;
+    }
+
+    /// Before the driver parks: with the mark up for one long answer on
+    /// plain TCP, aims it at where the last long answer ended, once that
+    /// is less than a batch away, so the kernel wakes the driver when an
+    /// answer of the same size is all there; a batch again past it.
+    pub(crate) fn aim_at_end(&mut self, counters: &Counters) {
+        if !self.raised || self.deep || !self.exact {
+            return;
+        }
+        let taken = self.answer.saturating_add(self.unread);
+        let mark = match self.last_long.checked_sub(taken) {
+            Some(rest) if rest > 0 && rest < self.batch as usize => rest as libc::c_int,
+            _ => self.batch,
+        };
+        if mark != self.mark {
+            self.set_to(mark, counters);
+        }
+    }
+
     /// Before the driver parks with `in_flight` answers owed: raises the
     /// mark to [`DEEP_BATCH`] answers' bytes when the pipeline is
     /// [`DEEP_AT`] deep, and lowers it once fewer than half that are owed.
@@ -244,16 +309,23 @@ impl LowWater {
             let took = (at.elapsed().as_micros() as u64).min(TAIL.as_micros() as u64);
             self.fill_us = (self.fill_us * 3 + took) / 4;
         }
-        if std::mem::take(&mut self.after_tail)
-            && !self.deep
-            && self.streamed > 0
-            && bytes >= MARK as usize / 4
-        {
+        let after_tail = std::mem::take(&mut self.after_tail);
+        if after_tail && !self.deep && self.streamed > 0 && bytes >= BATCH_MIN as usize {
             // The wait ended with the answer still streaming (a good part
-            // of a batch had arrived): wait longer next time, and batch
-            // again now instead of after another MiB.
+            // of a batch had arrived): wait longer next time, batch on
+            // what arrives within the wait, and batch again now instead
+            // of after another MiB.
             self.fill_us = (self.fill_us * 2).min(TAIL.as_micros() as u64 / 2);
+            self.batch = (bytes * 3 / 4).clamp(BATCH_MIN as usize, MARK as usize) as libc::c_int;
             self.set(true, counters);
+        } else if !after_tail && self.raised && !self.deep && self.batch < MARK {
+            // A batch came whole before the wait ran out: a larger one
+            // next time, back up to MARK.
+            let grown = (self.batch + self.batch / 8).min(MARK);
+            if self.mark == self.batch {
+                self.set_to(grown, counters);
+            }
+            self.batch = grown;
         }
     }
 
@@ -294,7 +366,7 @@ impl LowWater {
         if raise == self.raised || (raise && !self.on) {
             return;
         }
-        self.set_to(if raise { MARK } else { 1 }, counters);
+        self.set_to(if raise { self.batch } else { 1 }, counters);
     }
 
     fn set_to(&mut self, value: libc::c_int, counters: &Counters) -> bool {
@@ -319,13 +391,17 @@ impl LowWater {
             )
         };
         if rc == 0 {
-            self.raised = raise;
+            let was_raised = std::mem::replace(&mut self.raised, raise);
+            self.mark = if raise { value } else { 0 };
             if raise {
-                // A fresh tail wait for each raise: one that ran out
-                // before must not lower this mark at once (and again, in
-                // a loop, with a deep pipeline raising it each time).
+                // A fresh tail wait for each raise (and each new aim): one
+                // that ran out before must not lower this mark at once
+                // (and again, in a loop, with a deep pipeline raising it
+                // each time).
                 self.rearm = true;
-                counters.low_water_raised();
+                if !was_raised {
+                    counters.low_water_raised();
+                }
             }
         } else {
             // The socket refused (only a socket the kernel no longer
@@ -334,6 +410,7 @@ impl LowWater {
             // lowered on every poll and the driver would spin.
             self.fd = None;
             self.raised = false;
+            self.mark = 0;
         }
         rc == 0
     }
@@ -407,7 +484,7 @@ mod tests {
             return None;
         }
         let (ours, peer) = pair();
-        let mut low = LowWater::new(Some(ours.as_raw_fd()));
+        let mut low = LowWater::new(Some(ours.as_raw_fd()), true);
         // tokio's timer: these tests drive the clock by hand (the fine
         // timer has its own tests, on the real clock).
         low.tail = Some(TailTimer::coarse());
@@ -521,11 +598,106 @@ mod tests {
         assert_eq!(raised_after(&marks), Some(RAISE_AFTER));
     }
 
+    /// Writes `bytes` bytes to the peer.
+    fn send(peer: &TcpStream, bytes: usize) {
+        use std::io::Write;
+        (&*peer).write_all(&vec![b'D'; bytes]).unwrap();
+    }
+
+    /// On plain TCP, once a connection's long answers raise the mark
+    /// early, the mark is aimed at the last long answer's end when that
+    /// is under a batch away (counting the bytes read but not handed
+    /// over), and the kernel then wakes the reader with the answer's
+    /// last byte, not one before; past that end it is a batch again.
+    #[test]
+    fn the_mark_is_aimed_at_the_end_of_an_answer_as_long_as_the_last() {
+        let Some((ours, peer, counters, mut low)) = socket_with_mark() else {
+            return;
+        };
+        let size = 3 * RAISE_AFTER / 2 + 123;
+        for _ in 0..3 {
+            one_answer(&mut low, &ours, &counters, size);
+        }
+        let raises = counters.low_water().0;
+        // The next answer of the same size, up to 100 KiB short of its end.
+        let mut taken = 0;
+        while taken + 8192 <= size - 100 * 1024 {
+            low.delivered(8192, false, &counters);
+            low.routed(0);
+            low.aim_at_end(&counters);
+            taken += 8192;
+            let expected = if taken >= EARLY_RAISE { MARK } else { 1 };
+            assert_eq!(
+                mark(&ours),
+                expected,
+                "{} bytes before the end",
+                size - taken
+            );
+        }
+        assert_eq!(counters.low_water().0, raises + 1);
+        // Within a batch of the end: 70 bytes of a message wait for the
+        // rest of it, and the mark is the rest of the answer.
+        while size - taken >= MARK as usize {
+            low.delivered(8192, false, &counters);
+            taken += 8192;
+        }
+        low.routed(70);
+        low.aim_at_end(&counters);
+        let rest = size - taken - 70;
+        assert_eq!(mark(&ours) as usize, rest);
+        assert_eq!(
+            counters.low_water().0,
+            raises + 1,
+            "an aim counted as a raise"
+        );
+        send(&peer, rest - 1);
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!readable(&ours), "woken a byte before the end");
+        send(&peer, 1);
+        let woken = (0..200).any(|_| {
+            std::thread::sleep(Duration::from_millis(5));
+            readable(&ours)
+        });
+        assert!(woken, "not woken at the end");
+        // The answer is longer after all: past the aim, a batch again.
+        low.routed(0);
+        low.delivered(rest + 70 + 8192, false, &counters);
+        low.aim_at_end(&counters);
+        assert_eq!(mark(&ours), MARK);
+        low.delivered(10, true, &counters);
+        assert_eq!(mark(&ours), 1);
+        assert_eq!(low.last_long, size + 8192 + 10);
+    }
+
+    /// Under TLS the socket's bytes are records, not the answer's: the
+    /// mark stays a batch to the end (the tail wait lowers it).
+    #[test]
+    fn under_tls_the_mark_is_not_aimed() {
+        let Some((ours, _peer, counters, mut low)) = socket_with_mark() else {
+            return;
+        };
+        low.exact = false;
+        let size = 3 * RAISE_AFTER / 2 + 123;
+        for _ in 0..3 {
+            one_answer(&mut low, &ours, &counters, size);
+        }
+        let mut taken = 0;
+        while size - taken > 8192 {
+            low.delivered(8192, false, &counters);
+            low.routed(0);
+            low.aim_at_end(&counters);
+            taken += 8192;
+            if taken >= EARLY_RAISE {
+                assert_eq!(mark(&ours), MARK);
+            }
+        }
+    }
+
     /// Answers of hundreds of MiB overflow nothing.
     #[test]
     fn huge_answers_do_not_overflow_the_long_answer_average() {
         let counters = Counters::default();
-        let mut low = LowWater::new(None);
+        let mut low = LowWater::new(None, true);
         for _ in 0..4 {
             low.delivered(usize::MAX / 2, false, &counters);
             low.delivered(usize::MAX / 2, true, &counters);
@@ -713,7 +885,7 @@ mod tests {
     #[test]
     fn a_reads_time_since_the_wait_began_moves_the_batch_average() {
         let counters = Counters::default();
-        let mut low = LowWater::new(None);
+        let mut low = LowWater::new(None, true);
         low.fill_us = 100;
         low.armed_at = Instant::now().checked_sub(Duration::from_millis(2));
         low.read_something(10, &counters);
@@ -725,8 +897,9 @@ mod tests {
 
     /// A tail wait that ends while the answer still streams (a quarter of
     /// a batch or more arrives at once, and the answer goes on) raises
-    /// the mark again at once and doubles the wait; a trickle (a few
-    /// bytes) keeps it down for another MiB.
+    /// the mark again at once (to the smallest batch: what arrived) and
+    /// doubles the wait; a trickle (a few bytes) keeps it down for
+    /// another MiB.
     #[tokio::test(start_paused = true)]
     async fn a_tail_wait_that_ends_mid_stream_batches_again_at_once() {
         let Some((ours, _peer, counters, mut low)) = socket_with_mark() else {
@@ -742,7 +915,7 @@ mod tests {
         let batch = MARK as usize / 4;
         low.delivered(batch, false, &counters);
         low.read_something(batch, &counters);
-        assert_eq!(mark(&ours), MARK, "not raised again mid-stream");
+        assert_eq!(mark(&ours), BATCH_MIN, "not raised again mid-stream");
         assert_eq!(low.fill_us, 400, "the wait did not grow");
         // The same with a trickle: down until another MiB.
         assert!(!poll_once(&mut low, &counters).await);
@@ -761,6 +934,49 @@ mod tests {
         low.delivered(batch, true, &counters);
         low.read_something(batch, &counters);
         assert_eq!(mark(&ours), 1, "raised again after the answer ended");
+    }
+
+    /// An answer that comes too slowly for a 64 KiB batch to fill within
+    /// the tail wait: the wait ends with 40 KiB there, the mark goes back
+    /// up to three quarters of that, and each batch that then comes whole
+    /// before the wait ends grows it by an eighth, up to [`MARK`]. The
+    /// next answer starts at the batch reached.
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_answer_batches_on_what_arrives_within_the_wait_and_grows_back() {
+        let Some((ours, _peer, counters, mut low)) = socket_with_mark() else {
+            return;
+        };
+        low.delivered(RAISE_AFTER, false, &counters);
+        assert_eq!(mark(&ours), MARK);
+        assert!(!poll_once(&mut low, &counters).await);
+        tokio::time::advance(TAIL * 2).await;
+        assert!(poll_once(&mut low, &counters).await, "no tail wait");
+        low.armed_at = None;
+        low.delivered(40 << 10, false, &counters);
+        low.read_something(40 << 10, &counters);
+        let mut expected = 30 << 10;
+        assert_eq!(mark(&ours), expected, "not batched on what came");
+        let mut grown = 0;
+        while expected < MARK {
+            low.delivered(expected as usize, false, &counters);
+            low.read_something(expected as usize, &counters);
+            expected = (expected + expected / 8).min(MARK);
+            grown += 1;
+            assert_eq!(mark(&ours), expected, "after {grown} whole batches");
+        }
+        assert_eq!(grown, 7);
+        assert_eq!(counters.low_water(), (2, 1), "a growth counted as a raise");
+        // A slow one again, then the answer ends: the next starts there.
+        assert!(!poll_once(&mut low, &counters).await);
+        tokio::time::advance(TAIL * 2).await;
+        assert!(poll_once(&mut low, &counters).await, "no tail wait");
+        low.delivered(20 << 10, false, &counters);
+        low.read_something(20 << 10, &counters);
+        assert_eq!(mark(&ours), BATCH_MIN);
+        low.delivered(10, true, &counters);
+        assert_eq!(mark(&ours), 1);
+        low.delivered(RAISE_AFTER, false, &counters);
+        assert_eq!(mark(&ours), BATCH_MIN);
     }
 
     /// On a connection whose answers are long the mark goes up early,
