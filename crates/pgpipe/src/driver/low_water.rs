@@ -38,10 +38,10 @@
 //! Such a connection often reads the same answer again (the same report,
 //! the same export): on plain TCP, where the socket's bytes are the
 //! answer's, the mark is aimed at the end of the last long answer once
-//! that end is less than [`MARK`] away, so an answer of the same size
+//! that end is less than a batch away, so an answer of the same size
 //! wakes the driver with its last byte instead of after a tail wait. An
 //! answer that turns out longer costs one extra wake-up (the mark goes
-//! back to [`MARK`]); one that ends sooner ends with the tail wait, as
+//! back to a batch); one that ends sooner ends with the tail wait, as
 //! without the aim.
 //!
 //! The same mark batches short answers when many are owed: with
