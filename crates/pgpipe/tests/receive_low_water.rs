@@ -11,23 +11,10 @@ mod common;
 use common::{bounded, connect, database};
 use pgpipe_testkit::{test_pki, AuthRole, TlsCluster, TlsRole};
 
-/// About 11 MB: 100,000 rows of 100 characters (plus framing).
-const LONG: &str = "SELECT g, repeat('x', 100) FROM generate_series(1, 100000) g";
-
-/// Streams [`LONG`] and checks every row.
+/// Streams about 11 MB (100,000 rows of 100 characters, plus framing)
+/// and checks every row.
 async fn stream_long(client: &pgpipe::Client) {
-    let mut rows = client.query_stream(LONG, ()).await.unwrap();
-    let mut count = 0i32;
-    while let Some(row) = rows.next().await {
-        let row = row.unwrap();
-        count += 1;
-        let g: i32 = row.get(0);
-        let text: &str = row.get(1);
-        assert_eq!(g, count);
-        assert_eq!(text.len(), 100);
-    }
-    assert_eq!(count, 100_000);
-    assert_eq!(rows.rows_affected(), Some(100_000));
+    stream_rows(client, 100_000).await;
 }
 
 /// The mark goes up during a long stream, every row arrives, and the mark
@@ -65,7 +52,7 @@ async fn a_long_stream_raises_the_mark_and_the_answers_after_it_do_not_wait() {
     .await
 }
 
-/// About 230 KB: 2,000 rows like [`LONG`]'s.
+/// About 230 KB: 2,000 rows like [`stream_long`]'s.
 const MEDIUM: &str = "SELECT g, repeat('x', 100) FROM generate_series(1, 2000) g";
 
 /// Reads [`MEDIUM`] whole and checks every row.
@@ -128,6 +115,7 @@ async fn stream_rows(client: &pgpipe::Client, n: i32) {
         assert_eq!(row.get::<&str, _>(1).len(), 100);
     }
     assert_eq!(count, n, "rows lost at the end of the answer");
+    assert_eq!(rows.rows_affected(), Some(n as u64));
 }
 
 /// A connection that reads the same long answer again aims the mark at
