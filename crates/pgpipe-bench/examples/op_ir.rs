@@ -212,7 +212,9 @@ async fn stream(driver: &str, url: &str, n: u64) -> Result<(u64, u64), BenchErro
     };
     let before = allocations();
     match driver {
-        "pgpipe" => drivers::pgpipe::stream::stream(url, STREAM_SQL, n, each).await?,
+        "pgpipe" => {
+            drivers::pgpipe::stream::stream(url, STREAM_SQL, n, each).await?;
+        }
         "tokio-postgres" => {
             drivers::tokio_postgres::stream::stream(url, STREAM_SQL, n, each).await?
         }

@@ -14,6 +14,7 @@ use crate::error::BenchError;
 use crate::families::ozo;
 use crate::families::pool::PooledOp;
 use crate::families::stream::{limit, Tally, STREAM_SQL};
+use crate::measure::LowWater;
 use crate::shape::{OzoCase, Shape};
 
 impl DriverKind {
@@ -408,17 +409,28 @@ pub async fn connect_boxed(
 /// streaming API, checks them as they pass and returns how many there
 /// were (the `stream` workload's operation).
 pub async fn stream(driver: DriverKind, url: &str, rows: u64) -> Result<u64, BenchError> {
+    Ok(stream_counted(driver, url, rows).await?.0)
+}
+
+/// [`stream`], with the driver's low-water counts over the stream (pgpipe
+/// only).
+pub async fn stream_counted(
+    driver: DriverKind,
+    url: &str,
+    rows: u64,
+) -> Result<(u64, Option<LowWater>), BenchError> {
     use DriverKind as D;
     let n = limit(rows)?;
     let mut tally = Tally::default();
     let each = |g: i32, text: &str| tally.row(g, text);
+    let mut low_water = None;
     match driver {
-        D::Pgpipe => pgpipe::stream::stream(url, STREAM_SQL, n, each).await?,
+        D::Pgpipe => low_water = Some(pgpipe::stream::stream(url, STREAM_SQL, n, each).await?),
         D::TokioPostgres => tokio_postgres::stream::stream(url, STREAM_SQL, n, each).await?,
         D::Sqlx => sqlx::stream::stream(url, STREAM_SQL, n, each).await?,
         D::XitcaPostgres => drivers::xitca::stream(url, STREAM_SQL, n, each).await?,
         D::ZeroPostgres => drivers::zero::stream(url, STREAM_SQL, n, each).await?,
         other => return Err(BenchError::new(format!("{other} has no stream adapter"))),
     }
-    tally.finish(rows)
+    Ok((tally.finish(rows)?, low_water))
 }

@@ -147,3 +147,71 @@ impl Probe {
         }
     }
 }
+
+/// What pgpipe counts of its receive low-water mark (`ClientStats`'s
+/// `low_water_raised` and `low_water_tail_waits`), summed over a run's
+/// connections. A tail wait costs a timer, two `setsockopt` calls and a
+/// re-arm, so a change that makes them a habit (a mark a slow server
+/// cannot fill within the wait) shows here before it shows in the rate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LowWater {
+    /// Times the mark went up from down.
+    pub raises: u64,
+    /// Times the driver found nothing more within the tail wait and read
+    /// what had come.
+    pub tail_waits: u64,
+}
+
+impl LowWater {
+    /// The counts since `before` (a snapshot of the same connections).
+    pub fn since(self, before: LowWater) -> LowWater {
+        LowWater {
+            raises: self.raises.saturating_sub(before.raises),
+            tail_waits: self.tail_waits.saturating_sub(before.tail_waits),
+        }
+    }
+
+    /// The sum over connections that count (`None` when none does: a
+    /// driver without a low-water mark).
+    pub fn total(counts: impl IntoIterator<Item = Option<LowWater>>) -> Option<LowWater> {
+        counts.into_iter().flatten().reduce(|a, b| LowWater {
+            raises: a.raises + b.raises,
+            tail_waits: a.tail_waits + b.tail_waits,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn low_water_counts_sum_only_the_drivers_that_keep_them() {
+        let a = LowWater {
+            raises: 3,
+            tail_waits: 5,
+        };
+        let b = LowWater {
+            raises: 1,
+            tail_waits: 0,
+        };
+        assert_eq!(
+            LowWater::total([Some(a), None, Some(b)]),
+            Some(LowWater {
+                raises: 4,
+                tail_waits: 5
+            })
+        );
+        assert_eq!(LowWater::total([None, None]), None);
+        assert_eq!(
+            a.since(b),
+            LowWater {
+                raises: 2,
+                tail_waits: 5
+            }
+        );
+        // A counter cannot go back; a reconnect that reset one must not
+        // come out as billions.
+        assert_eq!(b.since(a).tail_waits, 0);
+    }
+}

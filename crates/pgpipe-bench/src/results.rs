@@ -29,6 +29,10 @@ pub struct Round {
     pub worker_busy_us_per_op: Option<f64>,
     /// Allocations per operation (`None` out of process).
     pub allocs_per_op: Option<f64>,
+    /// Times pgpipe raised its receive low-water mark, per operation.
+    pub low_water_raises_per_op: Option<f64>,
+    /// pgpipe's low-water tail waits per operation.
+    pub low_water_tail_waits_per_op: Option<f64>,
     /// Rows per operation, when the driver reported its rows.
     pub rows_per_op: Option<f64>,
     /// Peak RSS of the process that did the work, when measured.
@@ -52,6 +56,8 @@ impl Round {
             worker_parks_per_op: o.costs.worker_parks.map(|n| n as f64 / ops),
             worker_busy_us_per_op: o.costs.worker_busy.map(|d| d.as_secs_f64() * 1e6 / ops),
             allocs_per_op: o.costs.allocs.map(|a| a as f64 / ops),
+            low_water_raises_per_op: o.low_water.map(|l| l.raises as f64 / ops),
+            low_water_tail_waits_per_op: o.low_water.map(|l| l.tail_waits as f64 / ops),
             rows_per_op: o.rows.filter(|_| o.ops > 0).map(|r| r as f64 / ops),
             peak_rss_bytes: o.peak_rss,
             server_connections: o.server_connections,
@@ -133,6 +139,15 @@ pub struct ResultRow {
     pub worker_busy_us_per_op: Option<f64>,
     /// Median allocations per operation.
     pub allocs_per_op: Option<f64>,
+    /// Median times pgpipe raised its receive low-water mark (`SO_RCVLOWAT`,
+    /// from down) per operation; `None` for the other drivers.
+    pub low_water_raises_per_op: Option<f64>,
+    /// Median times per operation that pgpipe, waiting with the mark up,
+    /// found nothing more within the tail wait and read what had come.
+    /// Each costs a timer and two `setsockopt` calls; a few per long
+    /// answer is the design, one per batch is a mark the server cannot
+    /// fill in time. `None` for the other drivers.
+    pub low_water_tail_waits_per_op: Option<f64>,
     /// Latency percentiles over all rounds, microseconds.
     pub p50_us: Option<f64>,
     /// 90th percentile.
@@ -204,6 +219,8 @@ impl ResultRow {
             worker_parks_per_op: None,
             worker_busy_us_per_op: None,
             allocs_per_op: None,
+            low_water_raises_per_op: None,
+            low_water_tail_waits_per_op: None,
             p50_us: None,
             p90_us: None,
             p99_us: None,
@@ -259,6 +276,8 @@ impl ResultRow {
         self.syscalls_per_op = of(|r| r.syscalls_per_op);
         self.worker_parks_per_op = of(|r| r.worker_parks_per_op);
         self.worker_busy_us_per_op = of(|r| r.worker_busy_us_per_op);
+        self.low_water_raises_per_op = of(|r| r.low_water_raises_per_op);
+        self.low_water_tail_waits_per_op = of(|r| r.low_water_tail_waits_per_op);
         let allocs: Vec<f64> = rounds.iter().filter_map(|r| r.allocs_per_op).collect();
         self.allocs_per_op = median(&allocs);
         if let Some(p) = histogram::percentiles(hist) {
@@ -340,6 +359,8 @@ mod tests {
                 worker_parks_per_op: Some(o / 1000.0),
                 worker_busy_us_per_op: Some(1.5),
                 allocs_per_op: Some(1.0),
+                low_water_raises_per_op: None,
+                low_water_tail_waits_per_op: Some(o / 100.0),
                 rows_per_op: Some(1.0),
                 peak_rss_bytes: None,
                 server_connections: None,
@@ -355,5 +376,7 @@ mod tests {
         // The median round's, like every other figure.
         assert_eq!(row.worker_parks_per_op, Some(0.11));
         assert_eq!(row.worker_busy_us_per_op, Some(1.5));
+        assert_eq!(row.low_water_tail_waits_per_op, Some(1.1));
+        assert_eq!(row.low_water_raises_per_op, None);
     }
 }

@@ -362,6 +362,15 @@ async fn json_report_has_the_schema_fields_on(url: String) {
             "system cpu in {r}"
         );
         assert!(r["ctx_switches_per_op"].as_f64().is_some(), "{r}");
+        // pgpipe's own low-water counts: a figure for pgpipe (short
+        // answers, so no raise is needed), none for the others.
+        for f in ["low_water_raises_per_op", "low_water_tail_waits_per_op"] {
+            if r["driver"] == "pgpipe" {
+                assert!(r[f].as_f64().is_some_and(|x| x >= 0.0), "{f} in {r}");
+            } else {
+                assert!(r[f].is_null(), "{f} in {r}");
+            }
+        }
         // The runtime's workers: every in-process driver polls tasks, and
         // one statement at a time leaves the workers nothing to do while
         // the server works, so they park about once per statement.
@@ -404,6 +413,7 @@ async fn json_report_has_the_schema_fields_on(url: String) {
             .unwrap_or_else(|| panic!("no {name} column"))
     };
     let (syscalls, parks) = (column("rw syscalls/op"), column("parks/op"));
+    let tails = column("tails/op");
     for row in &report.results {
         let cells = output::table::cells(row);
         assert_eq!(cells.len(), output::table::HEADERS.len());
@@ -411,6 +421,7 @@ async fn json_report_has_the_schema_fields_on(url: String) {
             assert_eq!(cells[syscalls], "-", "{cells:?}");
         }
         assert_ne!(cells[parks], "-", "{cells:?}");
+        assert_eq!(cells[tails] == "-", row.driver != "pgpipe", "{cells:?}");
     }
 }
 

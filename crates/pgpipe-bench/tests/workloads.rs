@@ -202,11 +202,17 @@ async fn stream_adapters_and_child_report_rows_and_rss() {
             .unwrap_or_else(|e| panic!("{driver}: {e}"));
         assert_eq!(n, 20_000, "{driver}");
     }
-    let report = child::measure(Path::new(EXE), DriverKind::Pgpipe, &url, 10_000)
+    // About 3 MB: past the 1 MiB after which pgpipe raises its low-water
+    // mark, which the child reports.
+    let report = child::measure(Path::new(EXE), DriverKind::Pgpipe, &url, 100_000)
         .await
         .expect("child");
-    assert_eq!(report.rows, 10_000);
+    assert_eq!(report.rows, 100_000);
     assert!(report.peak_rss_bytes.unwrap_or(0) > 1 << 20, "{report:?}");
+    assert!(
+        report.low_water.is_some_and(|l| l.raises >= 1),
+        "{report:?}"
+    );
     let subject = Subject::Child {
         driver: DriverKind::TokioPostgres,
         url: url.clone(),
@@ -219,6 +225,8 @@ async fn stream_adapters_and_child_report_rows_and_rss() {
         .expect("child run");
     assert_eq!(out.ops, 5_000);
     assert!(out.peak_rss.is_some());
+    // tokio-postgres keeps no such counts: none, not zero.
+    assert_eq!(out.low_water, None);
     // A bad driver name fails the child with its message.
     let bad = Subject::Child {
         driver: DriverKind::Raw,
@@ -228,6 +236,41 @@ async fn stream_adapters_and_child_report_rows_and_rss() {
     };
     let e = bad.run(1, Duration::from_secs(1), None).await.unwrap_err();
     assert!(e.to_string().contains("no stream adapter"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgpipe_sessions_report_their_low_water_counts_and_peers_none() {
+    let url = url();
+    // rows-9col's answer is about 5 MB: past the 1 MiB after which pgpipe
+    // raises its receive low-water mark, so every answer raises it.
+    let variant = plan(&["--variants", "50k-stream"])
+        .variants(Workload::Rows9Col)
+        .into_iter()
+        .find(|v| v.label == "50k-stream")
+        .expect("50k-stream variant");
+    for driver in [DriverKind::Pgpipe, DriverKind::TokioPostgres] {
+        let subject = Subject::connect(driver, &url, Workload::Rows9Col, &variant)
+            .await
+            .unwrap_or_else(|e| panic!("{driver}: {e}"));
+        let out = subject
+            .run(1, Duration::from_millis(300), None)
+            .await
+            .unwrap_or_else(|e| panic!("{driver}: {e}"));
+        assert!(out.ops >= 1, "{driver}");
+        match driver {
+            DriverKind::Pgpipe => {
+                let counts = out.low_water.expect("pgpipe's counts");
+                // Counted over the run only: up once per answer, and
+                // again at most once after each tail wait.
+                assert!(
+                    counts.raises >= out.ops && counts.raises <= out.ops + counts.tail_waits,
+                    "{counts:?} over {} answers",
+                    out.ops
+                );
+            }
+            _ => assert_eq!(out.low_water, None, "{driver}"),
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -40,6 +40,9 @@ pub struct ChildReport {
     /// Wall-clock time the child's runtime workers were busy, seconds.
     #[serde(default)]
     pub worker_busy_secs: Option<f64>,
+    /// The driver's low-water counts over the stream (pgpipe only).
+    #[serde(default)]
+    pub low_water: Option<crate::measure::LowWater>,
 }
 
 /// VmHWM (peak resident set size) of this process, from /proc/self/status.
@@ -55,7 +58,7 @@ pub async fn run_child(driver: &str, url: &str, rows: u64) -> Result<ChildReport
     let driver = DriverKind::parse(driver).map_err(BenchError::new)?;
     let probe = Probe::start(CpuOf::SelfProcess);
     let start = Instant::now();
-    let n = crate::catalog::stream(driver, url, rows).await?;
+    let (n, low_water) = crate::catalog::stream_counted(driver, url, rows).await?;
     let secs = start.elapsed().as_secs_f64();
     let costs = probe.finish();
     Ok(ChildReport {
@@ -68,6 +71,7 @@ pub async fn run_child(driver: &str, url: &str, rows: u64) -> Result<ChildReport
         syscalls: costs.syscalls,
         worker_parks: costs.worker_parks,
         worker_busy_secs: costs.worker_busy.map(|d| d.as_secs_f64()),
+        low_water,
     })
 }
 

@@ -22,6 +22,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::error::BenchError;
+use crate::measure::LowWater;
 
 /// One connection (or pool) of an in-process driver, set up for one
 /// workload family: the generic task runner calls [`op`](Op::op) in a loop.
@@ -37,15 +38,27 @@ pub trait Op: fmt::Debug + Send + Sync + 'static {
     fn ops_per_call(&self) -> u64 {
         1
     }
+
+    /// The driver's own low-water counts so far (pgpipe's connections);
+    /// `None` for a driver that keeps none.
+    fn low_water(&self) -> Option<LowWater> {
+        None
+    }
 }
 
-/// Implements [`Op`] by the type's own `op(&self, key)`.
+/// Implements [`Op`] by the type's own `op(&self, key)`; a type marked
+/// `[low_water]` also reports its own `low_water(&self)`.
 macro_rules! op_by_key {
-    ($($t:ty),* $(,)?) => {$(
+    ($($t:ty $([$counted:ident])?),* $(,)?) => {$(
         impl Op for $t {
             fn op(&self, key: i32) -> impl Future<Output = Result<u64, BenchError>> + Send {
                 <$t>::op(self, key)
             }
+            $(
+                fn low_water(&self) -> Option<LowWater> {
+                    <$t>::$counted(self)
+                }
+            )?
         }
     )*};
 }
@@ -53,22 +66,27 @@ macro_rules! op_by_key {
 /// Implements [`Op`] by the type's own `op(&self)` (no key: a COPY, a
 /// connect).
 macro_rules! op_without_key {
-    ($($t:ty),* $(,)?) => {$(
+    ($($t:ty $([$counted:ident])?),* $(,)?) => {$(
         impl Op for $t {
             fn op(&self, _key: i32) -> impl Future<Output = Result<u64, BenchError>> + Send {
                 <$t>::op(self)
             }
+            $(
+                fn low_water(&self) -> Option<LowWater> {
+                    <$t>::$counted(self)
+                }
+            )?
         }
     )*};
 }
 
 op_by_key!(
-    pgpipe::Conn,
+    pgpipe::Conn[low_water],
     tokio_postgres::Conn,
     sqlx::Conn,
     pgpipe::pool::PgpipePool,
     tokio_postgres::deadpool::Deadpool,
-    pgpipe::techempower::Conn,
+    pgpipe::techempower::Conn[low_water],
     tokio_postgres::techempower::Conn,
     sqlx::techempower::Conn,
     pgpipe::failing::Failing,
@@ -80,7 +98,7 @@ op_by_key!(
 );
 
 op_without_key!(
-    pgpipe::copy::Conn,
+    pgpipe::copy::Conn[low_water],
     tokio_postgres::copy::Conn,
     sqlx::copy::Conn,
     raw::copy::Conn,
@@ -90,14 +108,14 @@ op_without_key!(
     zero::ozo::Conn,
     pgpipe::shards::Shards,
     tokio_postgres::shards::Shards,
-    pgpipe::magicstack::Conn,
+    pgpipe::magicstack::Conn[low_water],
     tokio_postgres::magicstack::Conn,
 );
 
 /// Implements [`Op`] for a batch type (its own `op(&self, key)`; one
 /// operation per select of the batch).
 macro_rules! op_by_batch {
-    ($($t:ty),* $(,)?) => {$(
+    ($($t:ty $([$counted:ident])?),* $(,)?) => {$(
         impl Op for $t {
             fn op(&self, key: i32) -> impl Future<Output = Result<u64, BenchError>> + Send {
                 <$t>::op(self, key)
@@ -106,11 +124,19 @@ macro_rules! op_by_batch {
             fn ops_per_call(&self) -> u64 {
                 self.size() as u64
             }
+            $(
+                fn low_water(&self) -> Option<LowWater> {
+                    <$t>::$counted(self)
+                }
+            )?
         }
     )*};
 }
 
-op_by_batch!(pgpipe::batch::Batch, tokio_postgres::batch::Batch);
+op_by_batch!(
+    pgpipe::batch::Batch[low_water],
+    tokio_postgres::batch::Batch
+);
 
 /// `url` with pgpipe's coalesced Sync switched on (`pgpipe-coalesced`).
 pub fn coalesced(url: &str) -> String {
@@ -131,6 +157,9 @@ pub trait DynOp: fmt::Debug + Send + Sync {
 
     /// [`Op::ops_per_call`].
     fn ops_per_call(&self) -> u64;
+
+    /// [`Op::low_water`].
+    fn low_water(&self) -> Option<LowWater>;
 }
 
 impl<S: Op> DynOp for S {
@@ -140,5 +169,9 @@ impl<S: Op> DynOp for S {
 
     fn ops_per_call(&self) -> u64 {
         Op::ops_per_call(self)
+    }
+
+    fn low_water(&self) -> Option<LowWater> {
+        Op::low_water(self)
     }
 }

@@ -3,7 +3,7 @@
 use crate::results::{ResultRow, Status};
 
 /// Column headers.
-pub const HEADERS: [&str; 23] = [
+pub const HEADERS: [&str; 25] = [
     "workload",
     "variant",
     "driver",
@@ -24,6 +24,8 @@ pub const HEADERS: [&str; 23] = [
     "busy us/op",
     "rw syscalls/op",
     "allocs/op",
+    "raises/op",
+    "tails/op",
     "peak RSS MiB",
     "srv conns",
     "heap MiB",
@@ -72,6 +74,8 @@ pub fn cells(r: &ResultRow) -> Vec<String> {
         num(r.worker_busy_us_per_op, 2),
         num(r.syscalls_per_op, 2),
         num(r.allocs_per_op, 1),
+        num(r.low_water_raises_per_op, 2),
+        num(r.low_water_tail_waits_per_op, 2),
         num(r.peak_rss_bytes.map(|b| b as f64 / (1u64 << 20) as f64), 1),
         num(r.server_connections.map(|n| n as f64), 0),
         num(

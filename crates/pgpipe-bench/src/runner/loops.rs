@@ -17,7 +17,7 @@ use crate::drivers::raw::RawConn;
 use crate::drivers::Op;
 use crate::error::BenchError;
 use crate::histogram::{self, Schedule};
-use crate::measure::{Costs, CpuOf, Probe};
+use crate::measure::{Costs, CpuOf, LowWater, Probe};
 
 /// One `stream` measurement: a child process streams the rows; an
 /// operation is one row.
@@ -45,6 +45,7 @@ pub(super) async fn run_child(
         server_connections: None,
         client_heap_bytes: None,
         server_cpu: None,
+        low_water: r.low_water,
     })
 }
 
@@ -123,6 +124,8 @@ async fn run_sessions<S: Op>(
     let mut hists: Vec<Histogram<u64>> = (0..total_tasks)
         .map(|_| histogram::new_histogram())
         .collect();
+    let low_water = || LowWater::total(sessions.iter().map(|s| s.low_water()));
+    let low_water_before = low_water();
     let probe = Probe::start(CpuOf::SelfProcess);
     let start = Instant::now();
     let stop = stop_after(duration);
@@ -176,16 +179,20 @@ async fn run_sessions<S: Op>(
     }
     let (ops, rows, hist) = join_all(handles).await?;
     let elapsed = start.elapsed();
+    let costs = probe.finish();
     Ok(RunOutcome {
         ops,
         elapsed,
         hist,
-        costs: probe.finish(),
+        costs,
         rows: Some(rows),
         peak_rss: None,
         server_connections: None,
         client_heap_bytes: None,
         server_cpu: None,
+        low_water: low_water()
+            .zip(low_water_before)
+            .map(|(now, before)| now.since(before)),
     })
 }
 
@@ -223,5 +230,6 @@ pub(super) async fn run_raw(
         server_connections: None,
         client_heap_bytes: None,
         server_cpu: None,
+        low_water: None,
     })
 }

@@ -20,7 +20,7 @@ use crate::drivers::raw::{RawConn, RawSpec};
 use crate::drivers::Op;
 use crate::error::BenchError;
 use crate::histogram;
-use crate::measure::{Costs, CpuOf, Probe};
+use crate::measure::{Costs, CpuOf, LowWater, Probe};
 use crate::replay::{self, ReplayServer};
 use crate::shape::Shape;
 
@@ -49,6 +49,8 @@ pub struct RunOutcome {
     /// CPU of the servers' backends during the run, when the subject
     /// measures it itself (`shards`: every server of its fleet).
     pub server_cpu: Option<Duration>,
+    /// The driver's low-water counts over the run (pgpipe's sessions).
+    pub low_water: Option<LowWater>,
 }
 
 impl RunOutcome {
@@ -225,6 +227,7 @@ impl Subject {
                         server_connections: None,
                         client_heap_bytes: None,
                         server_cpu: None,
+                        low_water: None,
                     })
                 }
                 Subject::Child {
@@ -263,6 +266,7 @@ impl Subject {
                         server_connections: None,
                         client_heap_bytes: None,
                         server_cpu: None,
+                        low_water: None,
                     })
                 }
                 Subject::Replayed { inner, .. } => {

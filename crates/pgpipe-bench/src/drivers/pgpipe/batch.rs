@@ -15,6 +15,11 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// The connection's low-water counts so far.
+    pub fn low_water(&self) -> Option<crate::measure::LowWater> {
+        super::low_water_of(&self.client)
+    }
+
     /// Connects and prepares the point select.
     pub async fn connect(url: &str, size: usize) -> Result<Batch, BenchError> {
         let client = pgpipe::connect(&crate::tls::url(url)).await?;

@@ -19,6 +19,11 @@ pub struct Conn {
 }
 
 impl Conn {
+    /// The connection's low-water counts so far.
+    pub fn low_water(&self) -> Option<crate::measure::LowWater> {
+        super::low_water_of(&self.client)
+    }
+
     /// Connects and makes the tables.
     pub async fn connect(url: &str, case: CopyCase) -> Result<Conn, BenchError> {
         let client = pgpipe::connect(url).await?;

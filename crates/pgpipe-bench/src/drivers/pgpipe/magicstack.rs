@@ -21,6 +21,11 @@ pub struct Conn {
 }
 
 impl Conn {
+    /// The connection's low-water counts so far.
+    pub fn low_water(&self) -> Option<crate::measure::LowWater> {
+        super::low_water_of(&self.client)
+    }
+
     /// Runs the query's setup (once per process), connects, sets the
     /// `search_path` and prepares the statement.
     pub async fn connect(url: &str, query: MagicQuery) -> Result<Conn, BenchError> {

@@ -16,6 +16,7 @@ use crate::checks::{self, RowsCheck};
 use crate::drivers::jsonb::JsonbStr;
 use crate::error::BenchError;
 use crate::fixtures::{self, TS_COLUMNS};
+use crate::measure::LowWater;
 use crate::workload::Workload;
 
 /// A timestamptz read as microseconds since 2000-01-01 UTC (its binary
@@ -66,6 +67,16 @@ macro_rules! check_row {
     };
 }
 
+/// `client`'s low-water counts so far (what the bench reports as
+/// `raises/op` and `tails/op`).
+pub(crate) fn low_water_of(client: &Client) -> Option<LowWater> {
+    let stats = client.stats();
+    Some(LowWater {
+        raises: stats.low_water_raised,
+        tail_waits: stats.low_water_tail_waits,
+    })
+}
+
 /// A pgpipe connection set up for one workload.
 #[derive(Debug)]
 pub struct Conn {
@@ -112,6 +123,11 @@ impl Conn {
             workload,
             streamed,
         })
+    }
+
+    /// The connection's low-water counts so far.
+    pub fn low_water(&self) -> Option<LowWater> {
+        low_water_of(&self.client)
     }
 
     fn stmt(&self) -> Result<&Statement, BenchError> {
