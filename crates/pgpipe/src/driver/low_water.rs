@@ -127,8 +127,8 @@ pub(crate) struct LowWater {
     fd: Option<RawFd>,
     /// The user's choice ([`Connection::receive_low_water`](crate::Connection::receive_low_water)).
     on: bool,
-    raised: bool,
-    /// The mark's value while raised (0 while down).
+    /// The mark's value while raised; 0 while down (the kernel's default,
+    /// 1, is what "down" sets).
     mark: libc::c_int,
     /// The mark for one long answer's batches: [`MARK`], or less where
     /// the answers arrive too slowly for a batch that size to fill
@@ -181,7 +181,6 @@ impl LowWater {
         LowWater {
             fd: fd.filter(|_| supported()),
             on: true,
-            raised: false,
             mark: 0,
             batch: MARK,
             exact,
@@ -271,7 +270,7 @@ impl LowWater {
     /// is less than a batch away, so the kernel wakes the driver when an
     /// answer of the same size is all there; a batch again past it.
     pub(crate) fn aim_at_end(&mut self, counters: &Counters) {
-        if !self.raised || self.deep || !self.exact {
+        if !self.raised() || self.deep || !self.exact {
             return;
         }
         let taken = self.answer.saturating_add(self.unread);
@@ -289,7 +288,7 @@ impl LowWater {
     /// [`DEEP_AT`] deep, and lowers it once fewer than half that are owed.
     pub(crate) fn depth(&mut self, in_flight: usize, counters: &Counters) {
         if in_flight >= DEEP_AT {
-            if !self.raised && self.cooldown == 0 {
+            if !self.raised() && self.cooldown == 0 {
                 let bytes = self.avg_x16.saturating_mul(DEEP_BATCH) / 16;
                 let mark = bytes.clamp(DEEP_MIN, MARK as usize);
                 self.deep = self.set_to(mark as libc::c_int, counters);
@@ -318,7 +317,7 @@ impl LowWater {
             self.fill_us = (self.fill_us * 2).min(TAIL.as_micros() as u64 / 2);
             self.batch = (bytes * 3 / 4).clamp(BATCH_MIN as usize, MARK as usize) as libc::c_int;
             self.set(true, counters);
-        } else if !after_tail && self.raised && !self.deep && self.batch < MARK {
+        } else if !after_tail && self.raised() && !self.deep && self.batch < MARK {
             // A batch came whole before the wait ran out: a larger one
             // next time, back up to MARK.
             let grown = (self.batch + self.batch / 8).min(MARK);
@@ -333,7 +332,7 @@ impl LowWater {
     /// ran out and the mark came down: the kernel signals the bytes that
     /// wait, so the driver should poll its read again.
     pub(crate) fn poll_tail(&mut self, cx: &mut Context<'_>, counters: &Counters) -> bool {
-        if !self.raised {
+        if !self.raised() {
             return false;
         }
         let tail = self.tail.get_or_insert_with(TailTimer::new);
@@ -362,8 +361,13 @@ impl LowWater {
         true
     }
 
+    /// The mark is up.
+    fn raised(&self) -> bool {
+        self.mark != 0
+    }
+
     fn set(&mut self, raise: bool, counters: &Counters) {
-        if raise == self.raised || (raise && !self.on) {
+        if raise == self.raised() || (raise && !self.on) {
             return;
         }
         self.set_to(if raise { self.batch } else { 1 }, counters);
@@ -375,7 +379,7 @@ impl LowWater {
             return false;
         }
         let Some(fd) = self.fd else {
-            self.raised = false;
+            self.mark = 0;
             return false;
         };
         // SAFETY: `fd` is the connection's socket, open for as long as
@@ -391,7 +395,7 @@ impl LowWater {
             )
         };
         if rc == 0 {
-            let was_raised = std::mem::replace(&mut self.raised, raise);
+            let was_raised = self.raised();
             self.mark = if raise { value } else { 0 };
             if raise {
                 // A fresh tail wait for each raise (and each new aim): one
@@ -405,11 +409,10 @@ impl LowWater {
             }
         } else {
             // The socket refused (only a socket the kernel no longer
-            // knows does): read as before. `raised` goes down with it, or
+            // knows does): read as before. The mark goes down with it, or
             // the tail wait, finding the mark still up, would report it
             // lowered on every poll and the driver would spin.
             self.fd = None;
-            self.raised = false;
             self.mark = 0;
         }
         rc == 0
