@@ -439,3 +439,72 @@ async fn close_fails_later_requests_as_closed() {
     })
     .await
 }
+
+/// Set in the child process of the environment test: the database it
+/// must land in.
+const ENV_CHILD: &str = "PGPIPE_ENV_CONNECT_CHILD";
+
+/// libpq's variables fill what the connection string leaves out, read
+/// afresh (in one pass) by each connect. A child process, because setting
+/// variables in a test process with threads would race with the others.
+#[tokio::test]
+async fn libpq_environment_variables_fill_what_the_string_leaves_out() {
+    if let Some(expected) = std::env::var_os(ENV_CHILD) {
+        bounded(async move {
+            let client = pgpipe::connect("").await.unwrap();
+            let row = client
+                .query_one(
+                    "SELECT current_database()::text, current_setting('application_name')",
+                    (),
+                )
+                .await
+                .unwrap();
+            assert_eq!(Some(row.get::<&str, _>(0)), expected.to_str());
+            assert_eq!(row.get::<&str, _>(1), "from-the-environment");
+        })
+        .await;
+        return;
+    }
+    bounded(async {
+        use pgpipe::config::{Config, Host, ProcessEnvironment};
+        let db = database("environment");
+        let resolved = Config::parse(&db.url(AuthRole::Trust))
+            .unwrap()
+            .resolve(&ProcessEnvironment)
+            .unwrap();
+        let target = &resolved.targets[0];
+        let host = match &target.host {
+            Host::Tcp(name) => name.clone(),
+            Host::Unix(dir) => dir.display().to_string(),
+        };
+        let mut child = tokio::process::Command::new(std::env::current_exe().unwrap());
+        child
+            .args([
+                "--exact",
+                "libpq_environment_variables_fill_what_the_string_leaves_out",
+                "--test-threads=1",
+            ])
+            .env(ENV_CHILD, db.name())
+            .env("PGHOST", host)
+            .env("PGPORT", target.port.to_string())
+            .env("PGUSER", &resolved.user)
+            .env("PGDATABASE", db.name())
+            .env("PGAPPNAME", "from-the-environment")
+            .env_remove("PGSERVICE")
+            .env_remove("PGPASSWORD");
+        if let Some(password) = &target.password {
+            child.env(
+                "PGPASSWORD",
+                String::from_utf8_lossy(password.expose()).as_ref(),
+            );
+        }
+        let out = child.output().await.unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "child: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    })
+    .await
+}

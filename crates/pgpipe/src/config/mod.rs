@@ -45,6 +45,7 @@
 mod assign;
 mod conninfo;
 mod env;
+mod env_snapshot;
 mod error;
 mod fields;
 mod host;
@@ -190,14 +191,15 @@ impl Config {
         resolve::resolve(self, env, resolve::PassFiles::Env).map(|(resolved, _)| resolved)
     }
 
-    /// [`resolve`](Config::resolve) against the [`ProcessEnvironment`] for
-    /// a connect: the targets' passwords are only the configured ones, and
+    /// [`resolve`](Config::resolve) against the [`ProcessEnvironment`] (its
+    /// variables read in one pass) for a connect: the targets' passwords are only the configured ones, and
     /// the [`PasswordFile`] finds a target's entry in the password file
     /// (through the process's cache) if its server asks for a password.
     pub(crate) fn resolve_for_connect(
         &self,
     ) -> Result<(ResolvedConfig, PasswordFile), ConfigError> {
-        resolve::resolve(self, &ProcessEnvironment, resolve::PassFiles::Deferred)
+        let env = env_snapshot::EnvSnapshot::take();
+        resolve::resolve(self, &env, resolve::PassFiles::Deferred)
     }
 }
 
