@@ -271,6 +271,31 @@ async fn pgpipe_sessions_report_their_low_water_counts_and_peers_none() {
             _ => assert_eq!(out.low_water, None, "{driver}"),
         }
     }
+    // The failing pipeline's pgpipe session holds a client too: its row
+    // shows counts (zero here: 64 in flight never reach the deep mark),
+    // not `-`.
+    let failing = plan(&["--variants", "64-fail1%"])
+        .variants(Workload::Pipeline)
+        .into_iter()
+        .find(|v| v.label == "64-fail1%")
+        .expect("64-fail1% variant");
+    for driver in [DriverKind::Pgpipe, DriverKind::TokioPostgres] {
+        let subject = Subject::connect(driver, &url, Workload::Pipeline, &failing)
+            .await
+            .unwrap_or_else(|e| panic!("{driver} 64-fail1%: {e}"));
+        let out = subject
+            .run(1, Duration::from_millis(300), None)
+            .await
+            .unwrap_or_else(|e| panic!("{driver} 64-fail1%: {e}"));
+        assert!(out.ops >= 1, "{driver} 64-fail1%");
+        match driver {
+            DriverKind::Pgpipe => {
+                let counts = out.low_water.expect("pgpipe's 64-fail1% counts");
+                assert!(counts.raises <= counts.tail_waits + out.ops, "{counts:?}");
+            }
+            _ => assert_eq!(out.low_water, None, "{driver} 64-fail1%"),
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -89,7 +89,7 @@ op_by_key!(
     pgpipe::techempower::Conn[low_water],
     tokio_postgres::techempower::Conn,
     sqlx::techempower::Conn,
-    pgpipe::failing::Failing,
+    pgpipe::failing::Failing[low_water],
     tokio_postgres::failing::Failing,
     xitca::Conn,
     xitca::techempower::Conn,

@@ -13,6 +13,12 @@ pub struct Failing {
 }
 
 impl Failing {
+    /// The connection's low-water counts so far (see
+    /// [`crate::measure::LowWater`]).
+    pub fn low_water(&self) -> Option<crate::measure::LowWater> {
+        super::low_water_of(&self.client)
+    }
+
     /// Connects (coalesced Sync on when `coalesced`) and prepares the
     /// statement.
     pub async fn connect(url: &str, coalesced: bool) -> Result<Failing, BenchError> {
