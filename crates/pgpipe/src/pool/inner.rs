@@ -181,6 +181,22 @@ impl PoolInner {
         }
     }
 
+    /// A statement gave up waiting in the shared lane's line: every shared
+    /// connection stayed full (see `admission`) for `acquire_timeout`.
+    pub(crate) fn line_timed_out(&self, start: Instant) -> Error {
+        Error::new(
+            ErrorKind::Timeout,
+            format!(
+                "shared lane full: every one of its {} connections held {} or more \
+                 statements and earlier callers waited ahead; waited {:?} (acquire_timeout {:?})",
+                self.lane.len(),
+                super::admission::ROOM,
+                start.elapsed(),
+                self.config.get_acquire_timeout(),
+            ),
+        )
+    }
+
     pub(crate) fn exhausted(&self, start: Instant) -> Error {
         Error::new(
             ErrorKind::Timeout,

@@ -22,15 +22,19 @@
 //! statements still spread: that is free parallelism and delays nobody.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::hash::BuildHasherDefault;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio::task;
 use tokio::time::Instant;
 
+use super::admission::{self, Line, Turn};
 use super::conn::Conn;
 use super::pace::{self, Pace};
 use super::stats::CloseReason;
@@ -75,12 +79,25 @@ struct Pinned {
 pub(crate) struct Lane {
     conns: RwLock<Vec<Arc<LaneConn>>>,
     callers: Mutex<Callers>,
+    /// New tasks waiting for room (see [`admission`]).
+    line: Line,
     growing: AtomicBool,
     /// Woken when a connection joins or a growth ends, for callers waiting
     /// on a cold lane ([`Lane::wait_for_growth`]).
     changed: Notify,
     target: usize,
     epoch: Instant,
+}
+
+/// What [`Lane::lease_in_turn`] gives a statement.
+pub(crate) enum Leased<'a> {
+    /// A connection, and whether the lane should grow.
+    Lease(Lease<'a>, bool),
+    /// The lane has no connection; whether it should grow.
+    Empty(bool),
+    /// The task must wait for its turn ([`Lane::turn`]): every lane
+    /// connection is full, or others wait already.
+    Wait(task::Id),
 }
 
 /// How [`Lane::wait_for_growth`] ended without a lease.
@@ -105,6 +122,7 @@ impl Lane {
         Lane {
             conns: RwLock::new(Vec::with_capacity(target)),
             callers: Mutex::new(HashMap::default()),
+            line: Line::default(),
             growing: AtomicBool::new(false),
             changed: Notify::new(),
             target,
@@ -128,6 +146,11 @@ impl Lane {
         self.read().len()
     }
 
+    /// Tasks waiting in the line.
+    pub(crate) fn waiting(&self) -> usize {
+        self.line.len()
+    }
+
     fn now_ms(&self) -> u64 {
         self.epoch.elapsed().as_millis() as u64
     }
@@ -148,17 +171,30 @@ impl Lane {
     /// Leases a live connection: the one the current task's statements in
     /// flight went to while every lane connection has work, else the one
     /// with the shortest expected wait; also says whether the lane should
-    /// grow. `None` when the lane is empty.
+    /// grow. `None` when the lane is empty. Never queues: for callers the
+    /// line does not apply to (a cold lane's first statements).
     pub(crate) fn lease(&self) -> (Option<Lease<'_>>, bool) {
+        match self.lease_in_turn(true) {
+            Leased::Lease(lease, grow) => (Some(lease), grow),
+            Leased::Empty(grow) => (None, grow),
+            Leased::Wait(_) => unreachable!("an admitted caller never waits"),
+        }
+    }
+
+    /// Like [`lease`](Self::lease), but a task with nothing in flight on
+    /// the lane, unless `admitted`, is told to wait for its turn while the
+    /// lane is full or others wait (see [`admission`]).
+    pub(crate) fn lease_in_turn(&self, admitted: bool) -> Leased<'_> {
         let caller = task::try_id();
         let now_us = self.now_us();
         loop {
-            let (best, len) = {
+            let (best, len, room) = {
                 let conns = self.read();
-                (Self::quickest(&conns, now_us).cloned(), conns.len())
+                let best = Self::quickest(&conns, now_us).cloned();
+                (best, conns.len(), self.has_room(&conns))
             };
             let Some(best) = best else {
-                return (None, self.target > 0);
+                return Leased::Empty(self.target > 0);
             };
             // A connection the server closed is skipped, not handed out:
             // a statement started after a termination must not fail.
@@ -167,25 +203,63 @@ impl Lane {
                 continue;
             }
             let least = best.in_flight.load(Ordering::Relaxed);
-            // One connection leaves no choice: no map to keep.
+            // One connection leaves no choice: no map to keep, no line.
             let (conn, caller) = match caller {
-                Some(id) if len > 1 => self.pin(id, best, least),
+                Some(id) if len > 1 => {
+                    // A new task goes in while there is room and nobody waits
+                    // ahead of it.
+                    let may_go = admitted || (room && self.line.is_empty());
+                    let must_wait = !may_go;
+                    match self.pin(id, best, least, must_wait) {
+                        Some(placed) => placed,
+                        None => return Leased::Wait(id),
+                    }
+                }
                 _ => (best, None),
             };
-            if conn.in_flight.fetch_add(1, Ordering::Relaxed) == 0 {
+            if conn.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
                 conn.pace.started(now_us);
             }
             conn.last_used_ms.store(now_us / 1000, Ordering::Relaxed);
             let grow = len < self.target && least >= GROW_AT;
-            return (
-                Some(Lease {
+            return Leased::Lease(
+                Lease {
                     conn,
                     lane: self,
                     caller,
-                }),
+                },
                 grow,
             );
         }
+    }
+
+    /// Whether a new task's statements may start on `conns` now: the lane
+    /// can still grow, or some connection holds fewer than
+    /// [`admission::ROOM`] statements.
+    fn has_room(&self, conns: &[Arc<LaneConn>]) -> bool {
+        let room = admission::ROOM;
+        conns.len() < self.target
+            || conns
+                .iter()
+                .any(|c| c.in_flight.load(Ordering::SeqCst) < room)
+    }
+
+    /// Waits until task `id` may lease: it was admitted meanwhile (a
+    /// sibling statement went first), or it is first in line and there is
+    /// room. Unbounded by itself: the caller bounds it.
+    pub(crate) fn turn(&self, id: task::Id) -> TurnWait<'_> {
+        TurnWait {
+            lane: self,
+            id,
+            joined: false,
+        }
+    }
+
+    /// Whether task `id` has statements in flight on a live connection.
+    fn is_admitted(&self, id: task::Id) -> bool {
+        self.callers().get(&id).is_some_and(|pinned| {
+            !pinned.conn.retired.load(Ordering::Relaxed) && !pinned.conn.conn.client.is_closed()
+        })
     }
 
     /// The client of the quickest live lane connection, for a caller
@@ -208,13 +282,15 @@ impl Lane {
     /// `best` with `least` statements in flight (0 only when it is idle):
     /// with the task's others while every connection has work (counted there), to `best` when it
     /// is idle (not counted: the task's others stay where they are), and
-    /// to `best` as the task's new place when it has none live.
+    /// to `best` as the task's new place when it has none live, unless it
+    /// `must_wait` for its turn (`None`).
     fn pin(
         &self,
         id: task::Id,
         best: Arc<LaneConn>,
         least: usize,
-    ) -> (Arc<LaneConn>, Option<task::Id>) {
+        must_wait: bool,
+    ) -> Option<(Arc<LaneConn>, Option<task::Id>)> {
         let mut callers = self.callers();
         match callers.get_mut(&id) {
             Some(pinned)
@@ -222,11 +298,12 @@ impl Lane {
                     && !pinned.conn.conn.client.is_closed() =>
             {
                 if least == 0 {
-                    return (best, None);
+                    return Some((best, None));
                 }
                 pinned.statements += 1;
-                (pinned.conn.clone(), Some(id))
+                Some((pinned.conn.clone(), Some(id)))
             }
+            _ if must_wait => None,
             _ => {
                 callers.insert(
                     id,
@@ -235,7 +312,7 @@ impl Lane {
                         statements: 1,
                     },
                 );
-                (best, Some(id))
+                Some((best, Some(id)))
             }
         }
     }
@@ -299,6 +376,7 @@ impl Lane {
         }));
         drop(conns);
         self.changed.notify_waiters();
+        self.line.wake_first();
         Ok(())
     }
 
@@ -310,6 +388,9 @@ impl Lane {
         conns.retain(|c| !Arc::ptr_eq(c, conn));
         if conns.len() != before {
             conn.retire(reason);
+            // Below its size the lane has room (it grows back).
+            drop(conns);
+            self.line.wake_first();
         }
     }
 
@@ -318,6 +399,7 @@ impl Lane {
         for c in &conns {
             c.retire(reason);
         }
+        self.line.wake_all();
     }
 
     /// When the lane connection unused longest (nothing in flight) was
@@ -382,6 +464,9 @@ impl Lane {
         });
         // Closing takes each connection's own lock: not under ours.
         drop(conns);
+        if !retired.is_empty() {
+            self.line.wake_first();
+        }
         drop(retired);
     }
 }
@@ -440,9 +525,51 @@ impl Drop for Lease<'_> {
                 }
             }
         }
-        let before = self.conn.in_flight.fetch_sub(1, Ordering::Relaxed);
+        // Sequentially consistent with the line's length: either this
+        // sees a task that joined the line, or that task sees the room.
+        let before = self.conn.in_flight.fetch_sub(1, Ordering::SeqCst);
         // A lease counted itself in: `before` is at least 1.
         let left = before.saturating_sub(1);
         self.conn.pace.answered(left);
+        if left < admission::ROOM && !self.lane.line.is_empty() {
+            self.lane.line.wake_first();
+        }
+    }
+}
+
+/// A new task's statement waiting for its turn on a full lane
+/// ([`Lane::turn`]); gives up its share of the task's place when dropped
+/// before its turn.
+pub(crate) struct TurnWait<'a> {
+    lane: &'a Lane,
+    id: task::Id,
+    joined: bool,
+}
+
+impl Future for TurnWait<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let lane = this.lane;
+        let turn = lane.line.poll_turn(
+            this.id,
+            &mut this.joined,
+            cx,
+            || lane.is_admitted(this.id),
+            || lane.has_room(&lane.read()),
+        );
+        match turn {
+            Turn::Go => Poll::Ready(()),
+            Turn::Wait => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for TurnWait<'_> {
+    fn drop(&mut self) {
+        if self.joined {
+            self.lane.line.leave(self.id);
+        }
     }
 }

@@ -16,7 +16,11 @@
 //!   issued together wait for one pipeline, not the slowest of the lane),
 //!   and is pipelined there with everyone else's. This costs next to
 //!   nothing over a plain [`Client`](crate::Client) (no lock held across an
-//!   await). The lane holds up to
+//!   await). Once every shared connection holds 128 statements, a task
+//!   with none in flight waits its turn in arrival order and goes where
+//!   room frees first, so a request is not stuck behind a pipeline that
+//!   slowed after it was chosen ([`PoolStats::shared_waiting`] counts the
+//!   waiting tasks; the wait is bounded by `acquire_timeout`). The lane holds up to
 //!   [`shared_connections`](PoolConfig::shared_connections) connections
 //!   (by default a quarter of `max_size`), opened on demand as load grows;
 //!   until the first is open, or when it is set to 0, these methods check
@@ -90,6 +94,7 @@
 //! hands the rest to [`Config::parse`](crate::Config::parse). With a
 //! `key=value` string, use [`Pool::connect_with_config`] and a [`PoolConfig`].
 
+mod admission;
 pub(crate) mod budget;
 mod config;
 mod conn;

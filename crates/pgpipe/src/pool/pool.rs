@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use super::config::{split_url, PoolConfig};
 use super::guard::PooledClient;
 use super::inner::PoolInner;
-use super::lane::{Lease, NoLease};
+use super::lane::{Lease, Leased, NoLease};
 use super::stats::PoolStats;
 use crate::config::ConfigError;
 use crate::error::ErrorKind;
@@ -320,12 +320,32 @@ impl Pool {
         if self.inner.is_closed() {
             return Err(PoolInner::closed_error());
         }
-        let (lease, grow) = self.inner.lane.lease();
+        let mut admitted = false;
+        let mut waiting_since = None;
+        let grow = loop {
+            match self.inner.lane.lease_in_turn(admitted) {
+                Leased::Lease(lease, grow) => {
+                    if grow {
+                        self.inner.grow_lane();
+                    }
+                    return Ok(SharedConn::Lane(lease));
+                }
+                Leased::Empty(grow) => break grow,
+                Leased::Wait(id) => {
+                    let start = *waiting_since.get_or_insert_with(Instant::now);
+                    let deadline = self.inner.acquire_deadline(start);
+                    if tokio::time::timeout_at(deadline, self.inner.lane.turn(id))
+                        .await
+                        .is_err()
+                    {
+                        return Err(self.inner.line_timed_out(start));
+                    }
+                    admitted = true;
+                }
+            }
+        };
         if grow {
             self.inner.grow_lane();
-        }
-        if let Some(lease) = lease {
-            return Ok(SharedConn::Lane(lease));
         }
         if self.inner.idle_count() == 0 {
             let start = Instant::now();
@@ -362,7 +382,7 @@ impl Pool {
     pub fn stats(&self) -> PoolStats {
         self.inner.counters.snapshot(
             self.inner.idle_count(),
-            self.inner.lane.len(),
+            (self.inner.lane.len(), self.inner.lane.waiting()),
             self.inner.config.get_max_size(),
         )
     }

@@ -11,7 +11,8 @@ pub const ACQUIRE_BUCKETS: usize = 31;
 
 /// A snapshot of a pool's state (see [`Pool::stats`](super::Pool::stats)).
 ///
-/// Gauges (`size`, `idle`, `in_use`, `shared`, `waiters`) are read one
+/// Gauges (`size`, `idle`, `in_use`, `shared`, `waiters`,
+/// `shared_waiting`) are read one
 /// after the other without a global lock, so under load they may not add
 /// up exactly; counters only grow.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +29,11 @@ pub struct PoolStats {
     pub shared: usize,
     /// Acquires waiting for a free slot.
     pub waiters: usize,
+    /// Tasks waiting for their turn on a full shared lane: every shared
+    /// connection already held 128 statements, so [`Pool::query`](super::Pool::query)
+    /// and friends of a task with none in flight wait in arrival order
+    /// instead of joining a pipeline (see the [module docs](super)).
+    pub shared_waiting: usize,
     /// The configured `max_size`.
     pub max_size: usize,
     /// Connections opened since the pool was created.
@@ -194,7 +200,12 @@ impl Counters {
         self.acquire_failures.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn snapshot(&self, idle: usize, shared: usize, max_size: usize) -> PoolStats {
+    pub(crate) fn snapshot(
+        &self,
+        idle: usize,
+        (shared, shared_waiting): (usize, usize),
+        max_size: usize,
+    ) -> PoolStats {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         PoolStats {
             size: self.size.load(Ordering::Relaxed),
@@ -202,6 +213,7 @@ impl Counters {
             in_use: self.in_use.load(Ordering::Relaxed),
             shared,
             waiters: self.waiters.load(Ordering::Relaxed),
+            shared_waiting,
             max_size,
             created: load(&self.created),
             closed_broken: load(&self.closed_broken),
@@ -256,7 +268,7 @@ mod tests {
             c.acquired(Duration::from_micros(3));
         }
         c.acquired(Duration::from_millis(1));
-        let h = c.snapshot(0, 0, 1).acquire_time;
+        let h = c.snapshot(0, (0, 0), 1).acquire_time;
         assert_eq!(h.total(), 100);
         assert_eq!(h.quantile(0.5), Some(Duration::from_micros(4)));
         assert_eq!(h.quantile(1.0), Some(Duration::from_micros(1024)));
