@@ -1,5 +1,5 @@
 //! The shared lane's admission line (issue 30, fair tails): once every
-//! lane connection holds 128 statements, a task with none in flight waits
+//! lane connection holds 64 statements, a task with none in flight waits
 //! in arrival order and goes where room frees first, instead of joining a
 //! pipeline that may be stuck; a wait in line is bounded by the pool's
 //! `acquire_timeout`, and a waiter that goes away gives up its place.
@@ -19,7 +19,7 @@ use pgpipe::{ErrorKind, Pool, PoolConfig};
 use pgpipe_testkit::AuthRole;
 use tokio::task::JoinHandle;
 
-/// Statements per filling task: past the lane's 128 per connection, with
+/// Statements per filling task: past the lane's 64 per connection, with
 /// a margin for the one a task may place on an idle connection.
 const FILL: usize = 140;
 

@@ -37,14 +37,15 @@ use std::task::{Context, Waker};
 use tokio::task;
 
 /// Statements in flight on a lane connection from which it has no room
-/// for a new task's statements. At this depth a connection already reads
-/// its answers in batches (the driver's deep-pipeline receive low-water
-/// mark starts here too), so going deeper adds waiting, not throughput. In
-/// the bench's saturated `queries-20` mix, 128 kept the shared-Syncs p99
-/// at 0.55-0.66x tokio-postgres's at 1.41-1.76x its rate; 256 admitted
-/// more (1.59-1.62x) but left the per-statement tail where it was without
-/// the line.
-pub(crate) const ROOM: usize = 128;
+/// for a new task's statements. Chosen by the bench's saturated
+/// `queries-20` mix (64 clients, a lane of four), against 128 and 256 in
+/// the same binary: with shared Syncs 64 and 128 both kept the p99 at
+/// 0.6-0.7x tokio-postgres with deadpool's at about 1.5x its rate, and per
+/// statement 64 gave the shorter tail (a p99 of 1.1-1.9x tokio-postgres's,
+/// median 1.4x, against 1.0-2.3x, median 2.0x, at 128, and 2.1-2.8x without
+/// the line). A connection this deep still pipelines fully; what deeper
+/// pipelines add at saturation is waiting.
+pub(crate) const ROOM: usize = 64;
 
 /// A task waiting for its turn.
 struct Place {

@@ -16,7 +16,7 @@
 //!   issued together wait for one pipeline, not the slowest of the lane),
 //!   and is pipelined there with everyone else's. This costs next to
 //!   nothing over a plain [`Client`](crate::Client) (no lock held across an
-//!   await). Once every shared connection holds 128 statements, a task
+//!   await). Once every shared connection holds 64 statements, a task
 //!   with none in flight waits its turn in arrival order and goes where
 //!   room frees first, so a request is not stuck behind a pipeline that
 //!   slowed after it was chosen ([`PoolStats::shared_waiting`] counts the

@@ -30,7 +30,7 @@ pub struct PoolStats {
     /// Acquires waiting for a free slot.
     pub waiters: usize,
     /// Tasks waiting for their turn on a full shared lane: every shared
-    /// connection already held 128 statements, so [`Pool::query`](super::Pool::query)
+    /// connection already held 64 statements, so [`Pool::query`](super::Pool::query)
     /// and friends of a task with none in flight wait in arrival order
     /// instead of joining a pipeline (see the [module docs](super)).
     pub shared_waiting: usize,
