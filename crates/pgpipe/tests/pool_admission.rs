@@ -1,5 +1,6 @@
-//! The shared lane's admission line (issue 30, fair tails): once every
-//! lane connection holds 64 statements, a task with none in flight waits
+//! The shared lane's admission line (issue 30, fair tails), set with
+//! `PoolConfig::shared_line_at(Some(64))`: once every lane connection
+//! holds 64 statements, a task with none in flight waits
 //! in arrival order and goes where room frees first, instead of joining a
 //! pipeline that may be stuck; a wait in line is bounded by the pool's
 //! `acquire_timeout`, and a waiter that goes away gives up its place.
@@ -35,6 +36,7 @@ async fn lane_of_two(
         PoolConfig::new()
             .max_size(4)
             .shared_connections(2)
+            .shared_line_at(Some(64))
             .acquire_timeout(acquire_timeout),
     )
     .await

@@ -14,6 +14,11 @@ use bytes::Bytes;
 use futures_util::future::try_join_all;
 use pgpipe::{Pool, PoolConfig};
 
+/// Statements per shared connection from which the service's requests
+/// wait their turn (`PoolConfig::shared_line_at`): the depth measured
+/// best for the saturated `queries-20` mix (docs/benchmarks.md).
+pub const SHARED_LINE_AT: usize = 64;
+
 use super::{Db, Fortune, Message, World};
 use super::{FORTUNE_SQL, HEALTH_SQL, INBOX_SQL, KV_DELETE_SQL, KV_GET_SQL, KV_PUT_SQL};
 use super::{UPDATE_SQL, WORLD_SQL};
@@ -51,6 +56,13 @@ impl PgpipeDb {
         let mut pool_config = pool_config;
         if pool_config.get_max_size() == defaults.get_max_size() {
             pool_config = pool_config.max_size(pool_size.max(1));
+        }
+        // Requests here run many statements each (`/queries`, `/updates`,
+        // the mail mix): fair tails at saturation are worth the rate they
+        // cost (see `PoolConfig::shared_line_at`). `pool_shared_line_at=0`
+        // in the URL turns the line off.
+        if !url.contains("pool_shared_line_at=") {
+            pool_config = pool_config.shared_line_at(Some(SHARED_LINE_AT));
         }
         let pool = Pool::connect_with_config(config, pool_config).await?;
         Ok(PgpipeDb { pool })

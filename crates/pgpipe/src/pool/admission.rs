@@ -1,9 +1,10 @@
 //! The shared lane's admission line: first come, first served once the
 //! lane is full.
 //!
-//! A statement placed on a lane connection waits behind that connection's
-//! whole pipeline. While every lane connection already holds [`ROOM`]
-//! statements, a task with none in flight would only add to a pipeline
+//! Off unless [`PoolConfig::shared_line_at`](crate::PoolConfig::shared_line_at)
+//! sets a depth. A statement placed on a lane connection waits behind that
+//! connection's whole pipeline. While every lane connection already holds
+//! that many statements, a task with none in flight would only add to a pipeline
 //! that may slow after it was chosen (its backend preempted on a busy
 //! server, a lock): it waits here instead, in arrival order, and goes
 //! where room frees first. So a slow connection takes fewer new requests,
@@ -16,7 +17,9 @@
 //! with deadpool's without the line: the lane's four backends never ran
 //! dry, so the kernel preempted them (thousands of involuntary switches a
 //! second) and every request queued behind a preempted backend waited for
-//! it. See docs/benchmarks.md for the figures with the line.
+//! it. See docs/benchmarks.md for the figures with the line, and for its
+//! price (a fifth of the rate of many single-statement tasks on a narrow
+//! lane), which is why it is a setting.
 //!
 //! The bound is soft: a task admitted from the line places its statements
 //! as it polls them, so on a multi-thread runtime the next in line may be
@@ -35,17 +38,6 @@ use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Waker};
 
 use tokio::task;
-
-/// Statements in flight on a lane connection from which it has no room
-/// for a new task's statements. Chosen by the bench's saturated
-/// `queries-20` mix (64 clients, a lane of four), against 128 and 256 in
-/// the same binary: with shared Syncs 64 and 128 both kept the p99 at
-/// 0.6-0.7x tokio-postgres with deadpool's at about 1.5x its rate, and per
-/// statement 64 gave the shorter tail (a p99 of 1.1-1.9x tokio-postgres's,
-/// median 1.4x, against 1.0-2.3x, median 2.0x, at 128, and 2.1-2.8x without
-/// the line). A connection this deep still pipelines fully; what deeper
-/// pipelines add at saturation is waiting.
-pub(crate) const ROOM: usize = 64;
 
 /// A task waiting for its turn.
 struct Place {
@@ -158,6 +150,15 @@ impl Line {
                         waker.wake_by_ref();
                     }
                 }
+            }
+            // Room for one is often room for many (a read answers a batch
+            // of statements, and each answer woke only the first in line):
+            // the next looks too, and finds out once this task's
+            // statements are counted. Without this, single-statement tasks
+            // were admitted one per batch and the pipelines ran dry (a
+            // quarter of the rate of 256 such tasks on a lane of two).
+            if let Some(next) = places.front() {
+                next.wake();
             }
             *joined = false;
             self.set_len(&places);

@@ -190,7 +190,7 @@ impl PoolInner {
                 "shared lane full: every one of its {} connections held {} or more \
                  statements and earlier callers waited ahead; waited {:?} (acquire_timeout {:?})",
                 self.lane.len(),
-                super::admission::ROOM,
+                self.lane.line_depth(),
                 start.elapsed(),
                 self.config.get_acquire_timeout(),
             ),

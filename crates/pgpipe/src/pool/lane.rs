@@ -34,7 +34,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio::task;
 use tokio::time::Instant;
 
-use super::admission::{self, Line, Turn};
+use super::admission::{Line, Turn};
 use super::conn::Conn;
 use super::pace::{self, Pace};
 use super::stats::CloseReason;
@@ -79,8 +79,11 @@ struct Pinned {
 pub(crate) struct Lane {
     conns: RwLock<Vec<Arc<LaneConn>>>,
     callers: Mutex<Callers>,
-    /// New tasks waiting for room (see [`admission`]).
+    /// New tasks waiting for room (see [`admission`](super::admission)).
     line: Line,
+    /// Statements in flight from which a lane connection has no room for
+    /// a new task (`usize::MAX`: no line).
+    room: usize,
     growing: AtomicBool,
     /// Woken when a connection joins or a growth ends, for callers waiting
     /// on a cold lane ([`Lane::wait_for_growth`]).
@@ -118,11 +121,12 @@ pub(crate) struct Lease<'a> {
 }
 
 impl Lane {
-    pub(crate) fn new(target: usize) -> Lane {
+    pub(crate) fn new(target: usize, line_at: Option<usize>) -> Lane {
         Lane {
             conns: RwLock::new(Vec::with_capacity(target)),
             callers: Mutex::new(HashMap::default()),
             line: Line::default(),
+            room: line_at.unwrap_or(usize::MAX),
             growing: AtomicBool::new(false),
             changed: Notify::new(),
             target,
@@ -183,7 +187,7 @@ impl Lane {
 
     /// Like [`lease`](Self::lease), but a task with nothing in flight on
     /// the lane, unless `admitted`, is told to wait for its turn while the
-    /// lane is full or others wait (see [`admission`]).
+    /// lane is full or others wait (see [`admission`](super::admission)).
     pub(crate) fn lease_in_turn(&self, admitted: bool) -> Leased<'_> {
         let caller = task::try_id();
         let now_us = self.now_us();
@@ -233,15 +237,20 @@ impl Lane {
         }
     }
 
-    /// Whether a new task's statements may start on `conns` now: the lane
-    /// can still grow, or some connection holds fewer than
-    /// [`admission::ROOM`] statements.
+    /// Whether a new task's statements may start on `conns` now: there is
+    /// no line, the lane can still grow, or some connection holds fewer
+    /// statements than the line's depth.
     fn has_room(&self, conns: &[Arc<LaneConn>]) -> bool {
-        let room = admission::ROOM;
-        conns.len() < self.target
+        self.room == usize::MAX
+            || conns.len() < self.target
             || conns
                 .iter()
-                .any(|c| c.in_flight.load(Ordering::SeqCst) < room)
+                .any(|c| c.in_flight.load(Ordering::SeqCst) < self.room)
+    }
+
+    /// The line's depth (`usize::MAX`: no line).
+    pub(crate) fn line_depth(&self) -> usize {
+        self.room
     }
 
     /// Waits until task `id` may lease: it was admitted meanwhile (a
@@ -531,7 +540,7 @@ impl Drop for Lease<'_> {
         // A lease counted itself in: `before` is at least 1.
         let left = before.saturating_sub(1);
         self.conn.pace.answered(left);
-        if left < admission::ROOM && !self.lane.line.is_empty() {
+        if left < self.lane.room && !self.lane.line.is_empty() {
             self.lane.line.wake_first();
         }
     }

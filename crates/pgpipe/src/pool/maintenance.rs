@@ -37,7 +37,7 @@ impl PoolInner {
         let inner = Arc::new(PoolInner {
             slots: Arc::new(Semaphore::new(config.get_max_size())),
             idle: Mutex::new(VecDeque::with_capacity(config.get_max_size())),
-            lane: Lane::new(config.get_shared_connections()),
+            lane: Lane::new(config.get_shared_connections(), config.get_shared_line_at()),
             closed: AtomicBool::new(false),
             counters: Arc::new(Counters::new()),
             wake_maintenance: wake.clone(),
