@@ -16,11 +16,13 @@
 //!   issued together wait for one pipeline, not the slowest of the lane),
 //!   and is pipelined there with everyone else's. This costs next to
 //!   nothing over a plain [`Client`](crate::Client) (no lock held across an
-//!   await). Once every shared connection holds 64 statements, a task
+//!   await). With [`shared_line_at`](PoolConfig::shared_line_at) set,
+//!   once every shared connection holds that many statements, a task
 //!   with none in flight waits its turn in arrival order and goes where
 //!   room frees first, so a request is not stuck behind a pipeline that
-//!   slowed after it was chosen ([`PoolStats::shared_waiting`] counts the
-//!   waiting tasks; the wait is bounded by `acquire_timeout`). The lane holds up to
+//!   slowed after it was chosen: fair tails at saturation, for some of
+//!   the rate ([`PoolStats::shared_waiting`] counts the waiting tasks; the
+//!   wait is bounded by `acquire_timeout`). The lane holds up to
 //!   [`shared_connections`](PoolConfig::shared_connections) connections
 //!   (by default a quarter of `max_size`), opened on demand as load grows;
 //!   until the first is open, or when it is set to 0, these methods check

@@ -29,10 +29,12 @@ pub struct PoolStats {
     pub shared: usize,
     /// Acquires waiting for a free slot.
     pub waiters: usize,
-    /// Tasks waiting for their turn on a full shared lane: every shared
-    /// connection already held 64 statements, so [`Pool::query`](super::Pool::query)
-    /// and friends of a task with none in flight wait in arrival order
-    /// instead of joining a pipeline (see the [module docs](super)).
+    /// Tasks waiting for their turn on a full shared lane: with
+    /// [`shared_line_at`](super::PoolConfig::shared_line_at) set, every
+    /// shared connection already held that many statements, so
+    /// [`Pool::query`](super::Pool::query) and friends of a task with none
+    /// in flight wait in arrival order instead of joining a pipeline. Always
+    /// 0 without a line.
     pub shared_waiting: usize,
     /// The configured `max_size`.
     pub max_size: usize,
