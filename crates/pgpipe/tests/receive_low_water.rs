@@ -175,10 +175,13 @@ async fn rows_that_trickle_after_a_long_start_arrive_with_one_tail_wait() {
         let stats = client.stats();
         assert!(stats.low_water_raised >= 1, "{stats:?}");
         assert!(stats.low_water_tail_waits >= 1, "{stats:?}");
-        // One for the trickle; a loaded machine can add one per MiB of
-        // the fast part (a server descheduled for over a millisecond).
+        // One for the trickle; a loaded machine adds one whenever the
+        // server is descheduled for longer than the wait during the fast
+        // part (CI on PostgreSQL 18 saw 6 of 6 raises end in one). The
+        // regression this guards against waits once per trickled row:
+        // 40 or more.
         assert!(
-            stats.low_water_tail_waits <= 5,
+            stats.low_water_tail_waits <= 20,
             "the trickle waited once per row: {stats:?}"
         );
     })
