@@ -79,16 +79,27 @@ async fn a_connection_whose_answers_are_long_raises_the_mark_early() {
             0,
             "a 230 KB answer on a fresh connection raised the mark"
         );
-        for _ in 0..3 {
-            stream_long(&client).await;
+        // The mark goes up only if the driver would park mid-answer: on a
+        // loaded machine the whole 230 KB can be buffered before it runs,
+        // and then nothing needs raising. So up to five tries, each after
+        // long answers (a medium one pulls their average down).
+        let mut after = client.stats();
+        let mut raised_early = false;
+        for _ in 0..5 {
+            for _ in 0..3 {
+                stream_long(&client).await;
+            }
+            let before = client.stats();
+            read_medium(&client).await;
+            after = client.stats();
+            if after.low_water_raised > before.low_water_raised {
+                raised_early = true;
+                break;
+            }
         }
-        let before = client.stats();
-        read_medium(&client).await;
-        let after = client.stats();
-        assert_eq!(
-            after.low_water_raised,
-            before.low_water_raised + 1,
-            "after long answers a 230 KB one did not raise the mark: {after:?}"
+        assert!(
+            raised_early,
+            "after long answers a 230 KB one never raised the mark: {after:?}"
         );
         // Short answers behind it are not held back by the mark.
         let row = client.query_one("SELECT 42::int4", ()).await.unwrap();
