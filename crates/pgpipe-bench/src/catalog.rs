@@ -299,16 +299,46 @@ async fn connect_pooled<C: Connected>(
 ) -> Result<C::Out, BenchError> {
     use DriverKind as D;
     let tasks = variant.total_tasks();
-    let pgpipe_pool = |url: String, max_size, shared, op| async move {
-        PgpipePool::connect(&url, max_size, shared, op).await
+    let pgpipe_pool = |url: String, max_size, lane: (Option<usize>, Option<usize>), op| async move {
+        PgpipePool::connect(&url, max_size, lane, op).await
     };
     Ok(match (driver, variant.pool) {
-        (D::Pgpipe, PoolMode::Shared { max_size, shared }) => to.pooled(
-            Arc::new(pgpipe_pool(url.to_string(), max_size, shared, PooledOp::Shared).await?),
+        (
+            D::Pgpipe,
+            PoolMode::Shared {
+                max_size,
+                shared,
+                line_at,
+            },
+        ) => to.pooled(
+            Arc::new(
+                pgpipe_pool(
+                    url.to_string(),
+                    max_size,
+                    (shared, line_at),
+                    PooledOp::Shared,
+                )
+                .await?,
+            ),
             tasks,
         ),
-        (D::PgpipeCoalesced, PoolMode::Shared { max_size, shared }) => to.pooled(
-            Arc::new(pgpipe_pool(coalesced(url), max_size, shared, PooledOp::Shared).await?),
+        (
+            D::PgpipeCoalesced,
+            PoolMode::Shared {
+                max_size,
+                shared,
+                line_at,
+            },
+        ) => to.pooled(
+            Arc::new(
+                pgpipe_pool(
+                    coalesced(url),
+                    max_size,
+                    (shared, line_at),
+                    PooledOp::Shared,
+                )
+                .await?,
+            ),
             tasks,
         ),
         (D::Pgpipe, PoolMode::Checkout) => to.pooled(
@@ -316,7 +346,7 @@ async fn connect_pooled<C: Connected>(
                 pgpipe_pool(
                     url.to_string(),
                     variant.connections,
-                    None,
+                    (None, None),
                     PooledOp::Checkout,
                 )
                 .await?,
@@ -328,7 +358,7 @@ async fn connect_pooled<C: Connected>(
                 pgpipe_pool(
                     url.to_string(),
                     variant.connections,
-                    None,
+                    (None, None),
                     PooledOp::Transaction,
                 )
                 .await?,

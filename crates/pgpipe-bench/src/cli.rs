@@ -531,6 +531,7 @@ mod tests {
                 ("64-pool1".to_string(), 64),
                 ("256x8-dedicated".to_string(), 256),
                 ("256x8".to_string(), 256),
+                ("256x8-line64".to_string(), 256),
                 ("256x8-get".to_string(), 256),
                 ("64x8-tx".to_string(), 64),
             ]

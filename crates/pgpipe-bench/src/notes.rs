@@ -48,10 +48,17 @@ pub fn pool_note(driver: DriverKind, variant: &Variant) -> String {
         ),
         (
             DriverKind::Pgpipe | DriverKind::PgpipeCoalesced,
-            PoolMode::Shared { max_size, shared },
+            PoolMode::Shared {
+                max_size,
+                shared,
+                line_at,
+            },
         ) => format!(
-            "Pool max_size {max_size}, shared lane {}, {tasks} tasks: pool.query_one(sql)",
-            shared.map_or("default (max_size/4)".to_string(), |n| n.to_string())
+            "Pool max_size {max_size}, shared lane {}{}, {tasks} tasks: pool.query_one(sql)",
+            shared.map_or("default (max_size/4)".to_string(), |n| n.to_string()),
+            line_at.map_or(String::new(), |d| format!(
+                " with its admission line at {d}"
+            ))
         ),
         (DriverKind::Pgpipe, PoolMode::Checkout) => format!(
             "Pool max_size {}, {tasks} tasks: pool.get() then query_one(sql) per op",

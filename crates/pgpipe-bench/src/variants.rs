@@ -128,12 +128,24 @@ impl Plan {
                 v
             }
             Workload::Pool => {
-                let shared = |max_size, shared| PoolMode::Shared { max_size, shared };
+                let shared = |max_size, shared| PoolMode::Shared {
+                    max_size,
+                    shared,
+                    line_at: None,
+                };
+                // The admission line's price on single-statement tasks:
+                // 256 of them on a lane of two, each connection full at 64.
+                let lined = PoolMode::Shared {
+                    max_size: 8,
+                    shared: None,
+                    line_at: Some(64),
+                };
                 vec![
                     variant("64-dedicated", 1, 64, PoolMode::Dedicated, Shape::Plain),
                     variant("64-pool1", 1, 64, shared(2, Some(1)), Shape::Plain),
                     variant("256x8-dedicated", 8, 32, PoolMode::Dedicated, Shape::Plain),
                     variant("256x8", 8, 32, shared(8, None), Shape::Plain),
+                    variant("256x8-line64", 8, 32, lined, Shape::Plain),
                     variant("256x8-get", 8, 32, PoolMode::Checkout, Shape::Plain),
                     variant("64x8-tx", 8, 8, PoolMode::Transaction, Shape::Plain),
                 ]

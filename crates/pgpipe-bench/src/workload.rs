@@ -203,6 +203,8 @@ pub enum PoolMode {
         max_size: usize,
         /// pgpipe's `pool_shared_connections` (`None`: its default).
         shared: Option<usize>,
+        /// pgpipe's `pool_shared_line_at` (`None`: its default, no line).
+        line_at: Option<usize>,
     },
     /// pgpipe: a `Pool` of `connections`, `pool.get().await?.query_one(..)`
     /// per operation. deadpool-postgres: the same as `Shared`.

@@ -116,17 +116,17 @@ async fn pool_drivers_return_correct_results() {
     }
     // The adapters directly: a handful of checked point selects each,
     // sequential and concurrent.
-    let shared = PgpipePool::connect(&url, 2, Some(1), PooledOp::Shared)
+    let shared = PgpipePool::connect(&url, 2, (Some(1), None), PooledOp::Shared)
         .await
         .expect("pgpipe pool (shared)");
-    let checkout = PgpipePool::connect(&url, 2, None, PooledOp::Checkout)
+    let checkout = PgpipePool::connect(&url, 2, (None, None), PooledOp::Checkout)
         .await
         .expect("pgpipe pool (checkout)");
     let dead = Deadpool::connect(&url, 2, false)
         .await
         .expect("deadpool-postgres");
     // The transaction variant of both: UPDATE + point select, committed.
-    let tx = PgpipePool::connect(&url, 2, None, PooledOp::Transaction)
+    let tx = PgpipePool::connect(&url, 2, (None, None), PooledOp::Transaction)
         .await
         .expect("pgpipe pool (transaction)");
     let dead_tx = Deadpool::connect(&url, 2, true)

@@ -120,18 +120,33 @@ async fn waiting_count(pool: &Pool, n: usize) {
     .await;
 }
 
-/// One thread, so a task admitted from the line places all its
-/// statements before anyone else runs: the order below is exact.
+/// On one thread a task admitted from the line places all its statements
+/// before anyone else runs.
 #[tokio::test(flavor = "current_thread")]
 async fn a_new_task_waits_for_room_and_goes_in_arrival_order() {
+    arrival_order("pool_admission_order", 7101).await
+}
+
+/// On two threads the next in line may look while the admitted task is
+/// still placing its 140 statements: the room kept for them must stop it
+/// (without that, it went in beside them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admitted_task_keeps_room_for_its_statements_on_two_threads() {
+    arrival_order("pool_admission_order_mt", 7401).await
+}
+
+/// Fills the lane (locks `key`, `key + 1`), queues a task of `FILL`
+/// statements (lock `key + 2`) and then one of one, and frees room a
+/// connection at a time: the first in line takes the first room, and the
+/// last waits until the second.
+async fn arrival_order(hint: &str, key: i64) {
     bounded(async {
-        let (pool, observer, _db) =
-            lane_of_two("pool_admission_order", Duration::from_secs(120)).await;
-        let [first, second] = fill_lane(&pool, &observer, 7101, 7102).await;
+        let (pool, observer, _db) = lane_of_two(hint, Duration::from_secs(120)).await;
+        let [first, second] = fill_lane(&pool, &observer, key, key + 1).await;
 
         // Two later tasks find the lane full and wait, in arrival order.
-        lock(&observer, 7103).await;
-        let third = filler(&pool, 7103);
+        lock(&observer, key + 2).await;
+        let third = filler(&pool, key + 2);
         waiting_count(&pool, 1).await;
         let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let last = {
@@ -147,15 +162,15 @@ async fn a_new_task_waits_for_room_and_goes_in_arrival_order() {
 
         // Room frees on the first connection: the first in line, not the
         // latest, takes it, and fills it again; the last one keeps waiting.
-        unlock(&observer, 7101).await;
+        unlock(&observer, key).await;
         assert_eq!(first.await.unwrap().unwrap(), FILL);
-        waiting_on_lock(&observer, 7103).await;
+        waiting_on_lock(&observer, key + 2).await;
         assert_eq!(pool.stats().shared_waiting, 1, "{:?}", pool.stats());
         assert!(!done.load(std::sync::atomic::Ordering::SeqCst));
 
         // Room on the second connection: the last task goes there and is
         // answered while the third still waits on its lock.
-        unlock(&observer, 7102).await;
+        unlock(&observer, key + 1).await;
         assert_eq!(second.await.unwrap().unwrap(), FILL);
         let answer = tokio::time::timeout(Duration::from_secs(60), last)
             .await
@@ -166,7 +181,7 @@ async fn a_new_task_waits_for_room_and_goes_in_arrival_order() {
         assert!(!third.is_finished(), "the third task's lock is still held");
         assert_eq!(pool.stats().shared_waiting, 0);
 
-        unlock(&observer, 7103).await;
+        unlock(&observer, key + 2).await;
         assert_eq!(third.await.unwrap().unwrap(), FILL);
         // Nothing was retired on the way.
         assert_eq!(pool.stats().shared, 2, "{:?}", pool.stats());

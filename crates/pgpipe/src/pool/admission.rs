@@ -21,16 +21,26 @@
 //! price (a fifth of the rate of many single-statement tasks on a narrow
 //! lane), which is why it is a setting.
 //!
-//! The bound is soft: a task admitted from the line places its statements
-//! as it polls them, so on a multi-thread runtime the next in line may be
-//! admitted before they are all counted, one task more than the room
-//! allowed. Statements outside a tokio task (`block_on`) have no caller
-//! to queue, and a lane of one connection keeps no line (its pipeline is
-//! already first come, first served).
+//! Room is counted in statements: the free places left below the depth
+//! on every lane connection, less the statements of tasks admitted but
+//! not yet placed. A task admitted from the line brings every statement
+//! that waited in its place, and reserves room for them as it goes in, so
+//! the next in line does not take room that is already spoken for (on a
+//! multi-thread runtime it may look before they are placed: a request of
+//! 20 statements was admitted with the next several behind it, and the
+//! line lost most of its effect on the tail). Room for many small tasks
+//! still admits many: each admission wakes the next, which goes in if
+//! room is left after the reservations.
 //!
-//! Several statements of one task wait as one place in line; the place is given up when the last of them is
-//! dropped (a timeout, a cancelled request), and the next in line is woken
-//! if it became first.
+//! Statements outside a tokio task (`block_on`) have no caller to queue,
+//! and a lane of one connection keeps no line (its pipeline is already
+//! first come, first served). A task's statements that start after it was
+//! admitted, in a later poll, are not in its reservation: the bound is
+//! soft by those.
+//!
+//! Several statements of one task wait as one place in line; the place is
+//! given up when the last of them is dropped (a timeout, a cancelled
+//! request), and the next in line is woken if it became first.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -41,6 +51,9 @@ use tokio::task;
 
 /// A task waiting for its turn.
 struct Place {
+    /// Names this place, not its task: a task may wait again later, in a
+    /// new place, while a statement still holds a share of the old one.
+    ticket: u64,
     task: task::Id,
     /// Its waiting statements' wakers: the task's own when it polls them
     /// itself (`join!`, a small `try_join_all`), one each under a
@@ -58,24 +71,64 @@ impl Place {
     }
 }
 
-/// The tasks waiting for room on the lane, in arrival order.
+#[derive(Default)]
+struct Places {
+    queue: VecDeque<Place>,
+    next_ticket: u64,
+}
+
+impl Places {
+    fn find(&self, ticket: u64) -> Option<usize> {
+        self.queue.iter().position(|p| p.ticket == ticket)
+    }
+
+    /// Takes one share off place `i`; removes it (and says so) at zero.
+    fn give_up_share(&mut self, i: usize) -> bool {
+        let place = &mut self.queue[i];
+        place.waiting = place.waiting.saturating_sub(1);
+        if place.waiting == 0 {
+            self.queue.remove(i);
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// The tasks waiting for room on the lane, in arrival order, and the room
+/// promised to those let in.
 #[derive(Default)]
 pub(crate) struct Line {
-    places: Mutex<VecDeque<Place>>,
-    /// `places.len()`, read without the lock on every statement's end.
+    places: Mutex<Places>,
+    /// `places.queue.len()`, read without the lock on every statement's end.
     len: AtomicUsize,
+    /// Statements of tasks admitted from the line that have not leased
+    /// yet: room the next in line must leave them.
+    reserved: AtomicUsize,
+}
+
+/// Where one statement stands with the line; kept by its wait.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Standing {
+    /// Not in line (yet, or any more).
+    #[default]
+    Out,
+    /// Holds a share of the place with this ticket. Once that place is
+    /// gone the share became a reservation: its task was admitted.
+    In(u64),
 }
 
 /// Where a statement stands in [`Line::poll_turn`].
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Turn {
     /// It may lease now.
     Go,
-    /// It waits; `joined` says it holds a share of its task's place.
+    /// It waits to be woken.
     Wait,
 }
 
 impl Line {
-    fn places(&self) -> MutexGuard<'_, VecDeque<Place>> {
+    fn places(&self) -> MutexGuard<'_, Places> {
         self.places.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -89,62 +142,94 @@ impl Line {
         self.len.load(Ordering::SeqCst)
     }
 
-    fn set_len(&self, places: &VecDeque<Place>) {
-        self.len.store(places.len(), Ordering::SeqCst);
+    /// Statements of admitted tasks that have not leased yet.
+    pub(crate) fn reserved(&self) -> usize {
+        self.reserved.load(Ordering::SeqCst)
+    }
+
+    fn set_len(&self, places: &Places) {
+        self.len.store(places.queue.len(), Ordering::SeqCst);
+    }
+
+    fn reserve(&self, n: usize) {
+        self.reserved.fetch_add(n, Ordering::SeqCst);
+    }
+
+    fn release_one(&self) {
+        // Saturating: a miscount must not turn into a full lane forever.
+        let _ = self
+            .reserved
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
     }
 
     /// One poll of task `id`'s statement: `Go` when the task was admitted
     /// meanwhile (`admitted()`), or it is first in line and the lane has
-    /// room (`room()`), in which case it leaves the line; else it takes or
-    /// shares the task's place and waits to be woken. `joined` tracks
-    /// whether this statement counts in its task's place.
+    /// room once the reservations are left (`room(reserved)`), in which
+    /// case its place leaves the line and reserves room for the place's
+    /// other statements; else it takes or shares the task's place and
+    /// waits to be woken. `standing` is this statement's, kept between
+    /// polls.
     pub(crate) fn poll_turn(
         &self,
         id: task::Id,
-        joined: &mut bool,
+        standing: &mut Standing,
         cx: &Context<'_>,
         admitted: impl Fn() -> bool,
-        room: impl Fn() -> bool,
+        room: impl Fn(usize) -> bool,
     ) -> Turn {
         let mut places = self.places();
-        let at = places.iter().position(|p| p.task == id);
+        let mut at = None;
+        if let Standing::In(ticket) = *standing {
+            at = places.find(ticket);
+            if at.is_none() {
+                // Its place was admitted: the reservation is used now
+                // (this statement leases, or queues afresh below).
+                self.release_one();
+                *standing = Standing::Out;
+            }
+        }
         if admitted() {
             // A sibling statement got the task in: this one joins it.
-            if let (Some(i), true) = (at, *joined) {
-                Self::give_up_share(&mut places, i);
+            if let Some(i) = at {
+                places.give_up_share(i);
             }
-            *joined = false;
+            *standing = Standing::Out;
             self.set_len(&places);
             return Turn::Go;
         }
         let i = match at {
-            Some(i) => {
-                let place = &mut places[i];
-                if !place.wakers.iter().any(|w| w.will_wake(cx.waker())) {
-                    place.wakers.push(cx.waker().clone());
+            Some(i) => i,
+            None => match places.queue.iter().position(|p| p.task == id) {
+                Some(i) => {
+                    places.queue[i].waiting += 1;
+                    i
                 }
-                if !*joined {
-                    place.waiting += 1;
+                None => {
+                    let ticket = places.next_ticket;
+                    places.next_ticket += 1;
+                    places.queue.push_back(Place {
+                        ticket,
+                        task: id,
+                        wakers: Vec::new(),
+                        waiting: 1,
+                    });
+                    places.queue.len() - 1
                 }
-                i
-            }
-            None => {
-                places.push_back(Place {
-                    task: id,
-                    wakers: vec![cx.waker().clone()],
-                    waiting: 1,
-                });
-                places.len() - 1
-            }
+            },
         };
-        *joined = true;
+        let place = &mut places.queue[i];
+        *standing = Standing::In(place.ticket);
+        if !place.wakers.iter().any(|w| w.will_wake(cx.waker())) {
+            place.wakers.push(cx.waker().clone());
+        }
         // Published before looking for room: a statement ending after the
         // look sees a waiter and wakes the first in line.
         self.set_len(&places);
-        if i == 0 && room() {
-            // The task's other waiting statements follow this one in
-            // (they find it admitted once this one has leased).
-            if let Some(place) = places.pop_front() {
+        if i == 0 && room(self.reserved()) {
+            if let Some(place) = places.queue.pop_front() {
+                // This statement leases at once; the others follow when
+                // woken, into room kept for them.
+                self.reserve(place.waiting - 1);
                 for waker in &place.wakers {
                     if !waker.will_wake(cx.waker()) {
                         waker.wake_by_ref();
@@ -153,50 +238,51 @@ impl Line {
             }
             // Room for one is often room for many (a read answers a batch
             // of statements, and each answer woke only the first in line):
-            // the next looks too, and finds out once this task's
-            // statements are counted. Without this, single-statement tasks
+            // the next looks too, and goes in if room is left after this
+            // task's reservation. Without this, single-statement tasks
             // were admitted one per batch and the pipelines ran dry (a
-            // quarter of the rate of 256 such tasks on a lane of two).
-            if let Some(next) = places.front() {
+            // fifth of the rate of 256 such tasks on a lane of two).
+            if let Some(next) = places.queue.front() {
                 next.wake();
             }
-            *joined = false;
+            *standing = Standing::Out;
             self.set_len(&places);
             return Turn::Go;
         }
         Turn::Wait
     }
 
-    /// A waiting statement of task `id` went away (timed out, cancelled):
-    /// its share of the place is given up, and the place with the last
-    /// share. The next first in line is woken to look for room.
-    pub(crate) fn leave(&self, id: task::Id) {
+    /// A waiting statement went away (timed out, cancelled): its share of
+    /// the place is given up, and the place with the last share, or the
+    /// room reserved for it if its task was admitted. Whoever may now go
+    /// first is woken to look for room.
+    pub(crate) fn leave(&self, standing: Standing) {
+        let Standing::In(ticket) = standing else {
+            return;
+        };
         let mut places = self.places();
-        if let Some(i) = places.iter().position(|p| p.task == id) {
-            let gone = Self::give_up_share(&mut places, i);
-            self.set_len(&places);
-            if gone && i == 0 {
-                if let Some(first) = places.front() {
+        match places.find(ticket) {
+            Some(i) => {
+                let gone = places.give_up_share(i);
+                self.set_len(&places);
+                if gone && i == 0 {
+                    if let Some(first) = places.queue.front() {
+                        first.wake();
+                    }
+                }
+            }
+            None => {
+                self.release_one();
+                if let Some(first) = places.queue.front() {
                     first.wake();
                 }
             }
         }
     }
 
-    /// Takes one share off place `i`; removes it (and says so) at zero.
-    fn give_up_share(places: &mut VecDeque<Place>, i: usize) -> bool {
-        places[i].waiting = places[i].waiting.saturating_sub(1);
-        if places[i].waiting == 0 {
-            places.remove(i);
-            true
-        } else {
-            false
-        }
-    }
-
     /// Room may have freed: the first in line looks again.
     pub(crate) fn wake_first(&self) {
-        if let Some(first) = self.places().front() {
+        if let Some(first) = self.places().queue.front() {
             first.wake();
         }
     }
@@ -204,8 +290,222 @@ impl Line {
     /// The lane was cleared (the pool closed): everyone looks again, and
     /// finds the lane empty.
     pub(crate) fn wake_all(&self) {
-        for place in self.places().iter() {
+        for place in self.places().queue.iter() {
             place.wake();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::task::{Context, Wake, Waker};
+
+    use tokio::task;
+
+    use super::{Line, Standing, Turn};
+
+    /// Counts its wake-ups.
+    #[derive(Default)]
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    impl Count {
+        fn get(&self) -> usize {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    /// `n` distinct task ids (only a runtime hands them out).
+    fn task_ids(n: usize) -> Vec<task::Id> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut ids = Vec::new();
+            for _ in 0..n {
+                ids.push(tokio::spawn(async { task::id() }).await.unwrap());
+            }
+            ids
+        })
+    }
+
+    /// The lane as the line sees it: `free` places below the depth;
+    /// a statement that goes in takes one.
+    struct Lane {
+        line: Line,
+        free: Cell<usize>,
+    }
+
+    impl Lane {
+        fn new() -> Lane {
+            Lane {
+                line: Line::default(),
+                free: Cell::new(0),
+            }
+        }
+
+        fn poll(
+            &self,
+            id: task::Id,
+            standing: &mut Standing,
+            waker: &Waker,
+            admitted: bool,
+        ) -> Turn {
+            let cx = Context::from_waker(waker);
+            let turn = self.line.poll_turn(
+                id,
+                standing,
+                &cx,
+                || admitted,
+                |reserved| self.free.get() > reserved,
+            );
+            if turn == Turn::Go {
+                self.free.set(self.free.get().saturating_sub(1));
+            }
+            turn
+        }
+    }
+
+    #[test]
+    fn an_admitted_task_keeps_room_for_its_other_statements() {
+        let ids = task_ids(2);
+        let (a, b) = (ids[0], ids[1]);
+        let lane = Lane::new();
+        let a_waker = Waker::from(Arc::new(Count::default()));
+        let b_count = Arc::new(Count::default());
+        let b_waker = Waker::from(b_count.clone());
+
+        // The lane is full: a task of three statements, then one of one.
+        let mut a_statements = [Standing::Out; 3];
+        for s in &mut a_statements {
+            assert_eq!(lane.poll(a, s, &a_waker, false), Turn::Wait);
+        }
+        let mut b_statement = Standing::Out;
+        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Wait);
+        assert_eq!(lane.line.len(), 2);
+
+        // Room for three: the first task goes in and keeps two places for
+        // its other statements; the next is woken, looks, and waits.
+        lane.free.set(3);
+        assert_eq!(
+            lane.poll(a, &mut a_statements[0], &a_waker, false),
+            Turn::Go
+        );
+        assert_eq!(lane.line.reserved(), 2);
+        assert_eq!(b_count.get(), 1, "the next in line looks too");
+        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Wait);
+
+        // The other two follow into their places.
+        for s in &mut a_statements[1..] {
+            assert_eq!(lane.poll(a, s, &a_waker, true), Turn::Go);
+            assert_eq!(*s, Standing::Out);
+        }
+        assert_eq!(lane.line.reserved(), 0);
+        assert_eq!(lane.line.len(), 1);
+        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Wait);
+
+        // One place frees: the waiting task goes in.
+        lane.free.set(1);
+        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Go);
+        assert!(lane.line.is_empty());
+    }
+
+    #[test]
+    fn room_for_many_admits_many_small_tasks_one_after_another() {
+        let ids = task_ids(5);
+        let lane = Lane::new();
+        let counts: Vec<Arc<Count>> = (0..5).map(|_| Arc::new(Count::default())).collect();
+        let wakers: Vec<Waker> = counts.iter().map(|c| Waker::from(c.clone())).collect();
+        let mut standings = [Standing::Out; 5];
+        for i in 0..5 {
+            assert_eq!(
+                lane.poll(ids[i], &mut standings[i], &wakers[i], false),
+                Turn::Wait
+            );
+        }
+
+        // Room for three single-statement tasks: each admission wakes the
+        // next, and three go in; the fourth finds the room taken.
+        lane.free.set(3);
+        for i in 0..3 {
+            assert_eq!(
+                lane.poll(ids[i], &mut standings[i], &wakers[i], false),
+                Turn::Go
+            );
+            assert_eq!(counts[i + 1].get(), 1, "task {} was not woken", i + 1);
+        }
+        assert_eq!(
+            lane.poll(ids[3], &mut standings[3], &wakers[3], false),
+            Turn::Wait
+        );
+        assert_eq!(lane.line.len(), 2);
+        assert_eq!(lane.line.reserved(), 0);
+    }
+
+    #[test]
+    fn a_statement_that_goes_away_after_admission_gives_its_room_back() {
+        let ids = task_ids(2);
+        let (a, b) = (ids[0], ids[1]);
+        let lane = Lane::new();
+        let a_waker = Waker::from(Arc::new(Count::default()));
+        let b_count = Arc::new(Count::default());
+        let b_waker = Waker::from(b_count.clone());
+        let mut a_statements = [Standing::Out; 2];
+        for s in &mut a_statements {
+            assert_eq!(lane.poll(a, s, &a_waker, false), Turn::Wait);
+        }
+        let mut b_statement = Standing::Out;
+        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Wait);
+
+        lane.free.set(2);
+        assert_eq!(
+            lane.poll(a, &mut a_statements[0], &a_waker, false),
+            Turn::Go
+        );
+        assert_eq!(lane.line.reserved(), 1);
+        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Wait);
+        let woken = b_count.get();
+
+        // The second statement is cancelled before it leases: its room
+        // goes back, and the waiting task is woken to take it.
+        lane.line.leave(a_statements[1]);
+        assert_eq!(lane.line.reserved(), 0);
+        assert_eq!(b_count.get(), woken + 1);
+        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Go);
+    }
+
+    #[test]
+    fn a_statement_leaving_its_place_before_the_turn_keeps_the_others_in_line() {
+        let ids = task_ids(2);
+        let (a, b) = (ids[0], ids[1]);
+        let lane = Lane::new();
+        let waker = Waker::from(Arc::new(Count::default()));
+        let mut a_statements = [Standing::Out; 2];
+        for s in &mut a_statements {
+            assert_eq!(lane.poll(a, s, &waker, false), Turn::Wait);
+        }
+        let mut b_statement = Standing::Out;
+        assert_eq!(lane.poll(b, &mut b_statement, &waker, false), Turn::Wait);
+
+        // One of the first task's two statements goes: the place stays
+        // (first in line) with one share; with the other, it goes.
+        lane.line.leave(a_statements[0]);
+        assert_eq!(lane.line.len(), 2);
+        lane.line.leave(a_statements[1]);
+        assert_eq!(lane.line.len(), 1);
+        assert_eq!(lane.line.reserved(), 0);
+        lane.free.set(1);
+        assert_eq!(lane.poll(b, &mut b_statement, &waker, false), Turn::Go);
     }
 }

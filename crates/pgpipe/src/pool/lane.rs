@@ -34,7 +34,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio::task;
 use tokio::time::Instant;
 
-use super::admission::{Line, Turn};
+use super::admission::{Line, Standing, Turn};
 use super::conn::Conn;
 use super::pace::{self, Pace};
 use super::stats::CloseReason;
@@ -195,7 +195,11 @@ impl Lane {
             let (best, len, room) = {
                 let conns = self.read();
                 let best = Self::quickest(&conns, now_us).cloned();
-                (best, conns.len(), self.has_room(&conns))
+                (
+                    best,
+                    conns.len(),
+                    self.has_room(&conns, self.line.reserved()),
+                )
             };
             let Some(best) = best else {
                 return Leased::Empty(self.target > 0);
@@ -238,14 +242,17 @@ impl Lane {
     }
 
     /// Whether a new task's statements may start on `conns` now: there is
-    /// no line, the lane can still grow, or some connection holds fewer
-    /// statements than the line's depth.
-    fn has_room(&self, conns: &[Arc<LaneConn>]) -> bool {
-        self.room == usize::MAX
-            || conns.len() < self.target
-            || conns
-                .iter()
-                .any(|c| c.in_flight.load(Ordering::SeqCst) < self.room)
+    /// no line, the lane can still grow, or the lane's connections have
+    /// places left below the line's depth beyond the `reserved` ones.
+    fn has_room(&self, conns: &[Arc<LaneConn>], reserved: usize) -> bool {
+        if self.room == usize::MAX || conns.len() < self.target {
+            return true;
+        }
+        let free: usize = conns
+            .iter()
+            .map(|c| self.room.saturating_sub(c.in_flight.load(Ordering::SeqCst)))
+            .sum();
+        free > reserved
     }
 
     /// The line's depth (`usize::MAX`: no line).
@@ -260,7 +267,7 @@ impl Lane {
         TurnWait {
             lane: self,
             id,
-            joined: false,
+            standing: Standing::Out,
         }
     }
 
@@ -552,7 +559,7 @@ impl Drop for Lease<'_> {
 pub(crate) struct TurnWait<'a> {
     lane: &'a Lane,
     id: task::Id,
-    joined: bool,
+    standing: Standing,
 }
 
 impl Future for TurnWait<'_> {
@@ -563,10 +570,10 @@ impl Future for TurnWait<'_> {
         let lane = this.lane;
         let turn = lane.line.poll_turn(
             this.id,
-            &mut this.joined,
+            &mut this.standing,
             cx,
             || lane.is_admitted(this.id),
-            || lane.has_room(&lane.read()),
+            |reserved| lane.has_room(&lane.read(), reserved),
         );
         match turn {
             Turn::Go => Poll::Ready(()),
@@ -577,8 +584,6 @@ impl Future for TurnWait<'_> {
 
 impl Drop for TurnWait<'_> {
     fn drop(&mut self) {
-        if self.joined {
-            self.lane.line.leave(self.id);
-        }
+        self.lane.line.leave(self.standing);
     }
 }

@@ -16,19 +16,23 @@ pub struct PgpipePool {
 
 impl PgpipePool {
     /// A pool of `max_size` connections (`shared` of them in the shared
-    /// lane, or pgpipe's default); `op` says what each operation does.
+    /// lane, or pgpipe's default; its admission line at `line_at`
+    /// statements, or none); `op` says what each operation does.
     /// The shared lane and further connections open on demand, as in an
     /// application; the warm-up runs before any measured round.
     pub async fn connect(
         url: &str,
         max_size: usize,
-        shared: Option<usize>,
+        (shared, line_at): (Option<usize>, Option<usize>),
         op: PooledOp,
     ) -> Result<PgpipePool, BenchError> {
         let mut u = with_param(url, "pool_max_size", max_size);
         u = with_param(&u, "pool_acquire_timeout", 30_000);
         if let Some(n) = shared {
             u = with_param(&u, "pool_shared_connections", n);
+        }
+        if let Some(depth) = line_at {
+            u = with_param(&u, "pool_shared_line_at", depth);
         }
         let pool = pgpipe::Pool::connect(&u).await?;
         let p = PgpipePool { pool, op };
