@@ -154,7 +154,8 @@ impl PoolConfig {
     /// mix of 20 statements per request, `Some(64)` kept the p99 at
     /// 0.6-0.7x tokio-postgres with deadpool's (without: 0.8-1.4x) at
     /// 1.4-1.6x its rate (without: 1.8-2.0x); 256 tasks of one statement
-    /// each on a lane of two lost a fifth of their rate to it. Use it
+    /// each on a lane of two lost a sixth of their rate to it (the bench's
+    /// `pool 256x8-line64` beside `256x8`). Use it
     /// where requests of many statements share the lane under load.
     ///
     /// ```
