@@ -304,43 +304,21 @@ async fn connect_pooled<C: Connected>(
     };
     Ok(match (driver, variant.pool) {
         (
-            D::Pgpipe,
+            D::Pgpipe | D::PgpipeCoalesced,
             PoolMode::Shared {
                 max_size,
                 shared,
                 line_at,
             },
-        ) => to.pooled(
-            Arc::new(
-                pgpipe_pool(
-                    url.to_string(),
-                    max_size,
-                    (shared, line_at),
-                    PooledOp::Shared,
-                )
-                .await?,
-            ),
-            tasks,
-        ),
-        (
-            D::PgpipeCoalesced,
-            PoolMode::Shared {
-                max_size,
-                shared,
-                line_at,
-            },
-        ) => to.pooled(
-            Arc::new(
-                pgpipe_pool(
-                    coalesced(url),
-                    max_size,
-                    (shared, line_at),
-                    PooledOp::Shared,
-                )
-                .await?,
-            ),
-            tasks,
-        ),
+        ) => {
+            let url = if driver == D::PgpipeCoalesced {
+                coalesced(url)
+            } else {
+                url.to_string()
+            };
+            let pool = pgpipe_pool(url, max_size, (shared, line_at), PooledOp::Shared).await?;
+            to.pooled(Arc::new(pool), tasks)
+        }
         (D::Pgpipe, PoolMode::Checkout) => to.pooled(
             Arc::new(
                 pgpipe_pool(

@@ -377,47 +377,80 @@ mod tests {
         }
     }
 
+    /// A full lane where task `a` waits with `n` statements, then task
+    /// `b` with one.
+    struct TwoInLine {
+        lane: Lane,
+        a: task::Id,
+        b: task::Id,
+        a_waker: Waker,
+        a_statements: Vec<Standing>,
+        b_count: Arc<Count>,
+        b_waker: Waker,
+        b_statement: Standing,
+    }
+
+    fn two_in_line(n: usize) -> TwoInLine {
+        let ids = task_ids(2);
+        let b_count = Arc::new(Count::default());
+        let mut t = TwoInLine {
+            lane: Lane::new(),
+            a: ids[0],
+            b: ids[1],
+            a_waker: Waker::from(Arc::new(Count::default())),
+            a_statements: vec![Standing::Out; n],
+            b_waker: Waker::from(b_count.clone()),
+            b_count,
+            b_statement: Standing::Out,
+        };
+        for s in &mut t.a_statements {
+            assert_eq!(t.lane.poll(t.a, s, &t.a_waker, false), Turn::Wait);
+        }
+        assert_eq!(
+            t.lane.poll(t.b, &mut t.b_statement, &t.b_waker, false),
+            Turn::Wait
+        );
+        assert_eq!(t.lane.line.len(), 2);
+        t
+    }
+
     #[test]
     fn an_admitted_task_keeps_room_for_its_other_statements() {
-        let ids = task_ids(2);
-        let (a, b) = (ids[0], ids[1]);
-        let lane = Lane::new();
-        let a_waker = Waker::from(Arc::new(Count::default()));
-        let b_count = Arc::new(Count::default());
-        let b_waker = Waker::from(b_count.clone());
-
-        // The lane is full: a task of three statements, then one of one.
-        let mut a_statements = [Standing::Out; 3];
-        for s in &mut a_statements {
-            assert_eq!(lane.poll(a, s, &a_waker, false), Turn::Wait);
-        }
-        let mut b_statement = Standing::Out;
-        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Wait);
-        assert_eq!(lane.line.len(), 2);
+        let mut t = two_in_line(3);
+        let lane = &t.lane;
 
         // Room for three: the first task goes in and keeps two places for
         // its other statements; the next is woken, looks, and waits.
         lane.free.set(3);
         assert_eq!(
-            lane.poll(a, &mut a_statements[0], &a_waker, false),
+            lane.poll(t.a, &mut t.a_statements[0], &t.a_waker, false),
             Turn::Go
         );
         assert_eq!(lane.line.reserved(), 2);
-        assert_eq!(b_count.get(), 1, "the next in line looks too");
-        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Wait);
+        assert_eq!(t.b_count.get(), 1, "the next in line looks too");
+        assert_eq!(
+            lane.poll(t.b, &mut t.b_statement, &t.b_waker, false),
+            Turn::Wait
+        );
 
         // The other two follow into their places.
-        for s in &mut a_statements[1..] {
-            assert_eq!(lane.poll(a, s, &a_waker, true), Turn::Go);
+        for s in &mut t.a_statements[1..] {
+            assert_eq!(lane.poll(t.a, s, &t.a_waker, true), Turn::Go);
             assert_eq!(*s, Standing::Out);
         }
         assert_eq!(lane.line.reserved(), 0);
         assert_eq!(lane.line.len(), 1);
-        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Wait);
+        assert_eq!(
+            lane.poll(t.b, &mut t.b_statement, &t.b_waker, false),
+            Turn::Wait
+        );
 
         // One place frees: the waiting task goes in.
         lane.free.set(1);
-        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Go);
+        assert_eq!(
+            lane.poll(t.b, &mut t.b_statement, &t.b_waker, false),
+            Turn::Go
+        );
         assert!(lane.line.is_empty());
     }
 
@@ -455,57 +488,47 @@ mod tests {
 
     #[test]
     fn a_statement_that_goes_away_after_admission_gives_its_room_back() {
-        let ids = task_ids(2);
-        let (a, b) = (ids[0], ids[1]);
-        let lane = Lane::new();
-        let a_waker = Waker::from(Arc::new(Count::default()));
-        let b_count = Arc::new(Count::default());
-        let b_waker = Waker::from(b_count.clone());
-        let mut a_statements = [Standing::Out; 2];
-        for s in &mut a_statements {
-            assert_eq!(lane.poll(a, s, &a_waker, false), Turn::Wait);
-        }
-        let mut b_statement = Standing::Out;
-        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Wait);
-
+        let mut t = two_in_line(2);
+        let lane = &t.lane;
         lane.free.set(2);
         assert_eq!(
-            lane.poll(a, &mut a_statements[0], &a_waker, false),
+            lane.poll(t.a, &mut t.a_statements[0], &t.a_waker, false),
             Turn::Go
         );
         assert_eq!(lane.line.reserved(), 1);
-        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Wait);
-        let woken = b_count.get();
+        assert_eq!(
+            lane.poll(t.b, &mut t.b_statement, &t.b_waker, false),
+            Turn::Wait
+        );
+        let woken = t.b_count.get();
 
         // The second statement is cancelled before it leases: its room
         // goes back, and the waiting task is woken to take it.
-        lane.line.leave(a_statements[1]);
+        lane.line.leave(t.a_statements[1]);
         assert_eq!(lane.line.reserved(), 0);
-        assert_eq!(b_count.get(), woken + 1);
-        assert_eq!(lane.poll(b, &mut b_statement, &b_waker, false), Turn::Go);
+        assert_eq!(t.b_count.get(), woken + 1);
+        assert_eq!(
+            lane.poll(t.b, &mut t.b_statement, &t.b_waker, false),
+            Turn::Go
+        );
     }
 
     #[test]
     fn a_statement_leaving_its_place_before_the_turn_keeps_the_others_in_line() {
-        let ids = task_ids(2);
-        let (a, b) = (ids[0], ids[1]);
-        let lane = Lane::new();
-        let waker = Waker::from(Arc::new(Count::default()));
-        let mut a_statements = [Standing::Out; 2];
-        for s in &mut a_statements {
-            assert_eq!(lane.poll(a, s, &waker, false), Turn::Wait);
-        }
-        let mut b_statement = Standing::Out;
-        assert_eq!(lane.poll(b, &mut b_statement, &waker, false), Turn::Wait);
+        let mut t = two_in_line(2);
+        let lane = &t.lane;
 
         // One of the first task's two statements goes: the place stays
         // (first in line) with one share; with the other, it goes.
-        lane.line.leave(a_statements[0]);
+        lane.line.leave(t.a_statements[0]);
         assert_eq!(lane.line.len(), 2);
-        lane.line.leave(a_statements[1]);
+        lane.line.leave(t.a_statements[1]);
         assert_eq!(lane.line.len(), 1);
         assert_eq!(lane.line.reserved(), 0);
         lane.free.set(1);
-        assert_eq!(lane.poll(b, &mut b_statement, &waker, false), Turn::Go);
+        assert_eq!(
+            lane.poll(t.b, &mut t.b_statement, &t.b_waker, false),
+            Turn::Go
+        );
     }
 }
