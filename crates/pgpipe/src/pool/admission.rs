@@ -18,19 +18,18 @@
 //! dry, so the kernel preempted them (thousands of involuntary switches a
 //! second) and every request queued behind a preempted backend waited for
 //! it. See docs/benchmarks.md for the figures with the line, and for its
-//! price (a fifth of the rate of many single-statement tasks on a narrow
-//! lane), which is why it is a setting.
+//! price (a sixth of the rate of many single-statement tasks on a narrow
+//! lane, the bench's `pool 256x8-line64`), which is why it is a setting.
 //!
 //! Room is counted in statements: the free places left below the depth
 //! on every lane connection, less the statements of tasks admitted but
 //! not yet placed. A task admitted from the line brings every statement
 //! that waited in its place, and reserves room for them as it goes in, so
 //! the next in line does not take room that is already spoken for (on a
-//! multi-thread runtime it may look before they are placed: a request of
-//! 20 statements was admitted with the next several behind it, and the
-//! line lost most of its effect on the tail). Room for many small tasks
-//! still admits many: each admission wakes the next, which goes in if
-//! room is left after the reservations.
+//! multi-thread runtime it may look before they are placed, and a task
+//! behind a request of 140 statements went in beside it). Room for many
+//! small tasks still admits many: each admission wakes the next, which
+//! goes in if room is left after the reservations.
 //!
 //! Statements outside a tokio task (`block_on`) have no caller to queue,
 //! and a lane of one connection keeps no line (its pipeline is already
