@@ -11,7 +11,7 @@ use std::future::Future;
 use bytes::Bytes;
 use serde::Serialize;
 
-pub use pgpipe_db::{shared_lane_width, PgpipeDb, SHARED_LINE_AT};
+pub use pgpipe_db::{database_is_local, shared_lane_width, PgpipeDb, SHARED_LINE_AT};
 pub use tokio_postgres_db::TokioPostgresDb;
 
 use crate::errors::StoreError;

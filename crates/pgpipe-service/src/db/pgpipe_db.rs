@@ -12,7 +12,7 @@
 
 use bytes::Bytes;
 use futures_util::future::try_join_all;
-use pgpipe::{Pool, PoolConfig};
+use pgpipe::{Config, Host, Pool, PoolConfig};
 
 /// Statements per shared connection from which the service's requests
 /// wait their turn (`PoolConfig::shared_line_at`): the depth measured
@@ -46,6 +46,37 @@ pub fn shared_lane_width(pool_default: usize, database_cores: usize) -> usize {
     pool_default.min(database_cores.max(1))
 }
 
+/// Whether `config` reaches a server on this machine: every host a Unix
+/// socket directory, `localhost` or a loopback address (no host at all is
+/// libpq's default, a local socket). Only then do this host's cores stand
+/// for the server's; a remote server keeps the pool's default lane.
+///
+/// ```
+/// use pgpipe::Config;
+/// use pgpipe_service::db::database_is_local;
+///
+/// let local = |url: &str| database_is_local(&Config::parse(url).unwrap());
+/// assert!(local("postgres://u@localhost/db"));
+/// assert!(local("postgres://u@127.0.0.2:5433/db"));
+/// assert!(local("postgres://u@[::1]/db"));
+/// assert!(local("postgres://u@%2Fvar%2Frun%2Fpostgresql/db"));
+/// assert!(local("postgres:///db"));
+/// assert!(!local("postgres://u@db.example.com/db"));
+/// assert!(!local("postgres://u@10.0.0.5/db"));
+/// assert!(!local("postgres://u@localhost,db.example.com/db"));
+/// ```
+pub fn database_is_local(config: &Config) -> bool {
+    config.get_hosts().iter().all(|host| match host {
+        Host::Unix(_) => true,
+        Host::Tcp(name) => {
+            name.eq_ignore_ascii_case("localhost")
+                || name
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        }
+    })
+}
+
 fn host_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
@@ -59,8 +90,9 @@ pub struct PgpipeDb {
 impl PgpipeDb {
     /// A pool of at most `pool_size` connections to `url` (settings in the
     /// URL's query, such as `pool_shared_connections`, still apply; without
-    /// it the shared lane is no wider than this host's cores, see
-    /// [`shared_lane_width`]), with
+    /// it the shared lane to a database on this host is no wider than the
+    /// host's cores, see [`shared_lane_width`] and [`database_is_local`]),
+    /// with
     /// one connection opened now so that a wrong URL fails at start-up.
     /// Statements share Syncs (see the module's documentation).
     pub async fn connect(url: &str, pool_size: usize) -> Result<PgpipeDb, StoreError> {
@@ -94,11 +126,11 @@ impl PgpipeDb {
         }
         // Under load every shared connection's backend is busy all the
         // time; more of them than the server has cores are preempted mid-
-        // pipeline, and every request queued behind one waits. The service
-        // runs beside its database in the bench, so this host's cores
-        // stand for the server's; `pool_shared_connections` in the URL
-        // says otherwise.
-        if !url.contains("pool_shared_connections=") {
+        // pipeline, and every request queued behind one waits. A database
+        // on this host (as in the bench) has this host's cores; a remote
+        // one's are unknown and keep the pool's default.
+        // `pool_shared_connections` in the URL says otherwise.
+        if !url.contains("pool_shared_connections=") && database_is_local(&config) {
             let lane = shared_lane_width(pool_config.get_shared_connections(), host_cores());
             pool_config = pool_config.shared_connections(lane);
         }

@@ -195,11 +195,11 @@ impl Lane {
             let (best, len, room) = {
                 let conns = self.read();
                 let best = Self::quickest(&conns, now_us).cloned();
-                (
-                    best,
-                    conns.len(),
-                    self.has_room(&conns, self.line.reserved()),
-                )
+                // Only a new task on a lane of several connections is
+                // asked to take its turn; no one else pays for the count.
+                let asks_turn = !admitted && caller.is_some() && conns.len() > 1;
+                let room = asks_turn && self.has_room(&conns, || self.line.reserved());
+                (best, conns.len(), room)
             };
             let Some(best) = best else {
                 return Leased::Empty(self.target > 0);
@@ -244,7 +244,9 @@ impl Lane {
     /// Whether a new task's statements may start on `conns` now: there is
     /// no line, the lane can still grow, or the lane's connections have
     /// places left below the line's depth beyond the `reserved` ones.
-    fn has_room(&self, conns: &[Arc<LaneConn>], reserved: usize) -> bool {
+    /// The count is read only past the early return: with no line it is
+    /// never written, and the common path should not touch it.
+    fn has_room(&self, conns: &[Arc<LaneConn>], reserved: impl FnOnce() -> usize) -> bool {
         if self.room == usize::MAX || conns.len() < self.target {
             return true;
         }
@@ -252,7 +254,7 @@ impl Lane {
             .iter()
             .map(|c| self.room.saturating_sub(c.in_flight.load(Ordering::SeqCst)))
             .sum();
-        free > reserved
+        free > reserved()
     }
 
     /// The line's depth (`usize::MAX`: no line).
@@ -573,7 +575,7 @@ impl Future for TurnWait<'_> {
             &mut this.standing,
             cx,
             || lane.is_admitted(this.id),
-            |reserved| lane.has_room(&lane.read(), reserved),
+            |reserved| lane.has_room(&lane.read(), || reserved),
         );
         match turn {
             Turn::Go => Poll::Ready(()),
