@@ -47,9 +47,11 @@ pub fn shared_lane_width(pool_default: usize, database_cores: usize) -> usize {
 }
 
 /// Whether `config` reaches a server on this machine: every host a Unix
-/// socket directory, `localhost` or a loopback address (no host at all is
-/// libpq's default, a local socket). Only then do this host's cores stand
-/// for the server's; a remote server keeps the pool's default lane.
+/// socket directory, `localhost` or a loopback address. A URL with no host
+/// counts as local (libpq's default is a local socket), although `PGHOST`
+/// may name another: this reads the URL, not the environment. Only then do
+/// this host's cores stand for the server's; a remote server keeps the
+/// pool's default lane.
 ///
 /// ```
 /// use pgpipe::Config;
